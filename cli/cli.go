@@ -1,0 +1,119 @@
+// Package cli is the frognano command line: one table of subcommands, each parsing its
+// own flags and calling into the package that does the work. Entry point: [Main].
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// Env is what a subcommand may touch of the outside world; tests supply their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads configuration variables (OLLAMA_HOST, FROGNANO_*).
+	Getenv func(string) string
+}
+
+// command is one row of the table.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env Env, args []string) int
+}
+
+// commands is the table, in the order `frognano --help` lists them.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"lsp", "serve the language server over stdio (not yet available)", notYet("lsp", "the language server")},
+		{"agent", "run the coding agent on a folder (not yet available)", notYet("agent", "the coding agent")},
+		{"finetune", "fine-tune the model on this repository (not yet available)", notYet("finetune", "fine-tuning")},
+		{"model", "import and list the models frognano uses", runModel},
+		{"doctor", "check that this machine can run frognano", runDoctor},
+		{"demo", "run the agent on a sample project with a failing test", runDemo},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitNotReady = 3 // a subcommand that is not built yet
+)
+
+// Main runs frognano with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "frognano: unknown command %q; run `frognano --help` for the list\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "frognano: a language server that puts a local coding agent behind your editor's code actions.\n\nUsage: frognano COMMAND [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun `frognano COMMAND --help` for a command's flags.\n")
+}
+
+// notYet is a subcommand that is planned but not built: it says so plainly.
+func notYet(name, what string) func(context.Context, Env, []string) int {
+	return func(_ context.Context, env Env, args []string) int {
+		fs := newFlags(env, name, "", what+" is not available yet in this build of frognano.")
+		if code, done := parse(fs, args); done {
+			return code
+		}
+		fmt.Fprintf(env.Stderr, "frognano %s: %s is not available yet in this build of frognano (version %s).\n", name, what, version())
+		return exitNotReady
+	}
+}
+
+func runVersion(_ context.Context, env Env, args []string) int {
+	fs := newFlags(env, "version", "", "Print frognano's version and the Ollama version it is tested with.")
+	if code, done := parse(fs, args); done {
+		return code
+	}
+	fmt.Fprintf(env.Stdout, "frognano %s (tested with Ollama %s)\n", version(), ollamaVersion)
+	return exitOK
+}
+
+// Version is set at build time with -ldflags "-X github.com/frognano/frognano/cli.Version=…".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	v := "dev"
+	if rev := settings["vcs.revision"]; rev != "" {
+		v += "+" + rev[:min(12, len(rev))]
+		if settings["vcs.modified"] == "true" {
+			v += "-dirty"
+		}
+	}
+	return v
+}

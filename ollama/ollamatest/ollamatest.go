@@ -1,0 +1,98 @@
+// Package ollamatest starts a real, private Ollama server for a test and registers models
+// that the test generates (package modelgen).
+//
+// Tests call [Start]; it finds the binary through OLLAMA_BIN or the build cache
+// (scripts/build-ollama.sh). When none is found the test is skipped on a developer's
+// machine and fails under CI (CI=true), so CI can never pass without the real server.
+package ollamatest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/internal/procgroup"
+	"github.com/frognano/frognano/ollama"
+	"github.com/frognano/frognano/ollama/modelgen"
+)
+
+// Server is a running test server; it stops when the test ends.
+type Server struct {
+	*ollama.Server
+	t testing.TB
+}
+
+// Binary returns the Ollama binary for tests, skipping or failing the test when absent.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := ollama.FindBinary()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the real Ollama server is required under CI: %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	return bin
+}
+
+// Start starts a private server for t and stops it, with all its runners, at cleanup.
+func Start(t testing.TB, extraEnv ...string) *Server {
+	t.Helper()
+	bin := Binary(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	s, err := ollama.StartServer(ctx, bin, dir, extraEnv...)
+	if err != nil {
+		t.Fatalf("starting ollama: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("ollama server log (tail):\n%s", s.LogTail(4000))
+		}
+		// Nothing of the server may survive it: its process group must be empty.
+		if left := procgroup.Members(s.Pgid()); len(left) > 0 {
+			t.Errorf("ollama processes %v still alive after Stop", left)
+		}
+	})
+	return &Server{Server: s, t: t}
+}
+
+// Create registers m under name.
+func (s *Server) Create(name string, m *modelgen.Model) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := ollama.Create(ctx, s.Client, ollama.CreateRequest{
+		Name: name, GGUF: m.Path, Template: m.Template, Renderer: m.Renderer, Parser: m.Parser, Parameters: m.Parameters,
+	}, nil)
+	if err != nil {
+		s.t.Fatalf("creating model %s: %v", name, err)
+	}
+}
+
+// Scripted writes a scripted model for script and registers it under name.
+func (s *Server) Scripted(name string, arch modelgen.Arch, script modelgen.Script) {
+	s.t.Helper()
+	m, err := modelgen.Scripted(filepath.Join(s.t.TempDir(), safe(name)+".gguf"), arch, script)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.Create(name, m)
+}
+
+// Random writes a tiny random model and registers it under name.
+func (s *Server) Random(name string, arch modelgen.Arch) {
+	s.t.Helper()
+	m, err := modelgen.Random(filepath.Join(s.t.TempDir(), safe(name)+".gguf"), arch, 1)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.Create(name, m)
+}
+
+func safe(name string) string { return strings.NewReplacer(":", "_", "/", "_").Replace(name) }
