@@ -1,0 +1,21 @@
+# The two Quick start commands are `make demo` and `make test`; both install what they
+# need on a fresh machine (the Ollama build is cached outside the repository).
+GO ?= go
+BIN := bin/frognano
+
+.PHONY: build demo test setup vet
+build:
+	$(GO) build -o $(BIN) ./cmd/frognano
+
+setup:
+	scripts/setup.sh
+
+demo: setup build
+	$(BIN) demo
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+test: setup vet
+	$(GO) test -race -count=1 -timeout 30m ./...

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs, idempotently, what frognano's tests and demo need on a fresh machine, logging
+# each step and how long it took. Safe to run again: finished steps take a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() {
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo "setup: $name ..." >&2
+  "$@"
+  echo "setup: $name done in $(( $(date +%s) - t0 ))s" >&2
+}
+
+need_cmd() {
+  command -v "$1" >/dev/null 2>&1 || { echo "setup: $1 is required but not installed ($2)" >&2; exit 1; }
+}
+need_cmd go "install Go 1.26 or newer"
+need_cmd git "apt-get install git"
+need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the race detector)"
+
+step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build (cached)" scripts/build-ollama.sh >/dev/null
+step "go modules" go mod download
