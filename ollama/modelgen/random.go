@@ -24,7 +24,7 @@ func Random(path string, arch Arch, seed uint64) (*Model, error) {
 	}
 	return &Model{
 		Path:          path,
-		Template:      chatTemplate(true, false, false),
+		Template:      ChatMLTemplate(true, false),
 		Parameters:    map[string]any{"stop": []string{ImEnd}},
 		ContextLength: s.context,
 	}, nil

@@ -2,6 +2,11 @@ package modelgen
 
 import "strings"
 
+// ChatMLTemplate is the template of generated models without a script: ChatML, tools
+// described and called as JSON (Qwen style), thinking in <think> when asked for. It also
+// serves real ChatML models imported for tests (SmolLM2).
+func ChatMLTemplate(tools, thinking bool) string { return chatTemplate(tools, thinking, false) }
+
 // chatTemplate returns a ChatML template in the Qwen style (tools described as JSON inside
 // <tools>, calls as JSON inside <tool_call>, results as <tool_response> in a user turn).
 // Declaring .Tools gives the model Ollama's "tools" capability and lets the server infer
