@@ -29,7 +29,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"lsp", "serve the language server over stdio (not yet available)", notYet("lsp", "the language server")},
-		{"agent", "run the coding agent on a folder (not yet available)", notYet("agent", "the coding agent")},
+		{"agent", "run the coding agent on a folder and print its diff", runAgent},
 		{"finetune", "fine-tune the model on this repository (not yet available)", notYet("finetune", "fine-tuning")},
 		{"model", "import and list the models frognano uses", runModel},
 		{"doctor", "check that this machine can run frognano", runDoctor},

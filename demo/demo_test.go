@@ -35,6 +35,11 @@ func TestDemoFallsBackToPrivateOllama(t *testing.T) {
 		"--- FAIL: TestAdd",
 		"Add(2, 3) = -1, want 5",
 		"Model: " + ScriptedModelName + " — a SCRIPTED DEMO MODEL",
+		"[step 3] Editing calc.go",
+		"Agent finished: done after 5 steps.",
+		"-\treturn a - b",
+		"+\treturn a + b",
+		"(after applying the diff: PASS)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())

@@ -163,11 +163,23 @@ func checkGit(ctx context.Context, _ *state) Result {
 
 func checkSandbox(ctx context.Context, _ *state) Result {
 	iso := sandbox.Detect(ctx)
-	if iso.Network == sandbox.NetNone {
-		return Result{Status: Warn, Verdict: "no network isolation for agent commands (" + strings.TrimSuffix(iso.Why, "; ") + ")",
-			Fix: "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or install bubblewrap"}
+	res := Result{Status: OK, Verdict: "sandbox mode " + iso.Summary()}
+	var fixes []string
+	if iso.Mode != sandbox.ModeBwrap {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			fixes = append(fixes, "install bubblewrap (apt-get install bubblewrap) to confine writes to the workspace copy")
+		} else {
+			fixes = append(fixes, "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0) so that bubblewrap works")
+		}
 	}
-	return Result{Status: OK, Verdict: fmt.Sprintf("agent commands run without network (%s: %s)", iso.Network, strings.Join(iso.Command, " "))}
+	if iso.ProcessLimit == "" {
+		fixes = append(fixes, "run frognano as a non-root user, or where it may create a pids cgroup, so that fork bombs are contained")
+	}
+	if len(fixes) > 0 {
+		res.Status = Warn
+		res.Fix = strings.Join(fixes, "; ")
+	}
+	return res
 }
 
 const notYet = "fine-tuning is not available yet; this is informational"

@@ -22,3 +22,4 @@ need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the ra
 step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build (cached)" scripts/build-ollama.sh >/dev/null
 step "SmolLM2-135M-Instruct test model (cached)" scripts/fetch-smollm2.sh >/dev/null
 step "go modules" go mod download
+command -v bwrap >/dev/null 2>&1 || step "bubblewrap (the agent's sandbox)" sh -c 'apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null'

@@ -1,74 +1,188 @@
-// Package sandbox runs the agent's commands confined to its private copy of the workspace.
-//
-// This file holds the start-up probe of what isolation the machine allows; the runner that
-// uses it lands with the agent.
 package sandbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
-// Network says how commands are cut off from the network.
-type Network string
+// Mode is how commands are isolated from the machine.
+type Mode string
 
 const (
-	// NetUnshare: a new network namespace through util-linux unshare (root, or an
-	// unprivileged user namespace mapped to root).
-	NetUnshare Network = "unshare"
-	// NetBwrap: bubblewrap's --unshare-net.
-	NetBwrap Network = "bwrap"
-	// NetNone: no isolation is available; commands can reach the network.
-	NetNone Network = "none"
+	// ModeBwrap: bubblewrap. No network, own PID namespace, the whole file system read-only
+	// except the workspace copy, a private /tmp and the Runner's writable caches.
+	ModeBwrap Mode = "bwrap"
+	// ModeUnshare: util-linux unshare. No network and an own PID namespace, but commands can
+	// write wherever the user running frognano can.
+	ModeUnshare Mode = "unshare"
+	// ModeNone: no isolation; commands reach the network and the whole file system.
+	ModeNone Mode = "none"
 )
 
-// Isolation is what Detect found.
+// Isolation is what Detect found: what the machine allows, and in plain words what it
+// does not.
 type Isolation struct {
-	Network Network
-	// Command is the prefix that runs a command with no network, e.g.
-	// ["unshare", "--net", "--map-root-user"]; empty for NetNone.
-	Command []string
-	// Why explains NetNone: what was tried and failed.
+	Mode          Mode
+	NoNetwork     bool // commands cannot open network connections
+	WriteConfined bool // writes outside the copy, /tmp and the writable caches fail
+	PIDNamespace  bool // commands see only their own processes, and die together
+	// ProcessLimit names the mechanism that caps the number of processes of one command,
+	// e.g. "cgroup v1 pids.max"; empty when none works here.
+	ProcessLimit string
+	// Why lists what is missing and why, empty when nothing is.
 	Why string
+
+	prefix []string // the isolation's argv before the command (bwrap: the flags after the binds)
+	cgroup string   // the pids cgroup under which each command gets its own; empty if none
 }
 
-// Detect probes, in order of preference, the ways to run a command without network. Each
-// probe really runs `true` inside the isolation, so a present but forbidden tool (no user
-// namespaces in a container, say) is not mistaken for a working one.
-func Detect(ctx context.Context) Isolation {
-	candidates := []struct {
-		net Network
-		cmd []string
-	}{
-		{NetUnshare, []string{"unshare", "--net"}},
-		{NetUnshare, []string{"unshare", "--net", "--map-root-user"}},
-		{NetBwrap, []string{"bwrap", "--dev-bind", "/", "/", "--unshare-net"}},
+// Summary is one line for people: the mode, what it confines, and what it lacks.
+func (iso Isolation) Summary() string {
+	var has []string
+	if iso.NoNetwork {
+		has = append(has, "no network")
+	} else {
+		has = append(has, "network reachable")
 	}
-	var why string
-	for _, c := range candidates {
-		if _, err := exec.LookPath(c.cmd[0]); err != nil {
-			why += c.cmd[0] + ": not installed; "
+	if iso.WriteConfined {
+		has = append(has, "writes confined to the workspace copy")
+	} else {
+		has = append(has, "writes not confined")
+	}
+	if iso.PIDNamespace {
+		has = append(has, "own PID namespace")
+	}
+	if iso.ProcessLimit != "" {
+		has = append(has, "process limit by "+iso.ProcessLimit)
+	} else {
+		has = append(has, "no process limit")
+	}
+	s := string(iso.Mode) + ": " + strings.Join(has, ", ")
+	if iso.Why != "" {
+		s += " (" + iso.Why + ")"
+	}
+	return s
+}
+
+// Detect probes, strongest first, how this machine can isolate commands, and which process
+// limit works. Each probe really runs `true` inside the isolation, so a tool that is present
+// but forbidden (no user namespaces in a container, say) is not mistaken for a working one.
+func Detect(ctx context.Context) Isolation {
+	iso, _ := detect(ctx, "")
+	return iso
+}
+
+// detect is Detect, or, when want is set, that mode only (an error if it does not work).
+func detect(ctx context.Context, want Mode) (Isolation, error) {
+	var why []string
+	for _, m := range []Mode{ModeBwrap, ModeUnshare, ModeNone} {
+		if want != "" && m != want {
 			continue
 		}
+		prefix, err := probe(ctx, m)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		iso := Isolation{Mode: m, prefix: prefix, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone, WriteConfined: m == ModeBwrap}
+		switch m {
+		case ModeUnshare:
+			why = append(why, "writes are not confined to the workspace copy")
+		case ModeNone:
+			why = append(why, "commands can reach the network and write anywhere")
+		}
+		iso.ProcessLimit, iso.cgroup, err = processLimit(iso)
+		if err != nil {
+			why = append(why, err.Error())
+		}
+		iso.Why = strings.Join(why, "; ")
+		return iso, nil
+	}
+	return Isolation{Mode: ModeNone, Why: strings.Join(why, "; ")}, fmt.Errorf("sandbox: mode %s does not work here: %s", want, strings.Join(why, "; "))
+}
+
+// probe returns the argv prefix of mode m, after checking that it runs `true`.
+func probe(ctx context.Context, m Mode) ([]string, error) {
+	var candidates [][]string
+	switch m {
+	case ModeNone:
+		return nil, nil
+	case ModeBwrap:
+		candidates = [][]string{bwrapFlags()}
+	case ModeUnshare:
+		// As root no user namespace is needed; otherwise map ourselves to root inside one.
+		base := []string{"unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"}
+		candidates = [][]string{base, append(base[:len(base):len(base)], "--map-root-user")}
+	}
+	name := string(m)
+	if m == ModeBwrap {
+		name = "bubblewrap"
+	}
+	if _, err := exec.LookPath(candidates[0][0]); err != nil {
+		return nil, fmt.Errorf("%s is not installed", name)
+	}
+	var last error
+	for _, c := range candidates {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		out, err := exec.CommandContext(pctx, c.cmd[0], append(c.cmd[1:], "true")...).CombinedOutput()
+		probe := exec.CommandContext(pctx, c[0], append(c[1:], "true")...)
+		probe.Dir = "/"
+		out, err := probe.CombinedOutput()
 		cancel()
 		if err == nil {
-			return Isolation{Network: c.net, Command: c.cmd}
+			return c, nil
 		}
-		why += c.cmd[0] + ": " + firstLine(string(out), err.Error()) + "; "
+		last = fmt.Errorf("%s does not work here: %s", name, firstLine(string(out), err.Error()))
 	}
-	return Isolation{Network: NetNone, Why: why}
+	return nil, last
+}
+
+// bwrapFlags are bubblewrap's flags besides the binds, which depend on the command.
+func bwrapFlags() []string {
+	f := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		// No --new-session: Run starts the sandbox in a session of its own already (which is
+		// what keeps it off the caller's terminal), and bwrap's init must stay in that
+		// process group, so that an empty group means an empty PID namespace.
+		"--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"}
+	if os.Geteuid() == 0 {
+		// Root keeps its capabilities in the sandbox otherwise, and could just remount / rw.
+		f = append(f, "--cap-drop", "ALL")
+	} else {
+		// Explicit, so that RLIMIT_NPROC counts only the sandbox's processes even with a
+		// setuid bwrap; see processLimit.
+		f = append(f, "--unshare-user")
+	}
+	return f
+}
+
+// processLimit says how a command's process count can be capped here: a pids cgroup of its
+// own when the cgroup file system lets us make one, else RLIMIT_NPROC inside a user
+// namespace. RLIMIT_NPROC does not bind root (the kernel exempts the root user), nor a
+// namespace mapped to root, and outside a user namespace it would count every process of
+// the user, not just the command's.
+func processLimit(iso Isolation) (mechanism, cgroup string, err error) {
+	cg, kind, cgErr := findPidsCgroup()
+	if cgErr == nil {
+		return kind + " pids.max", cg, nil
+	}
+	if os.Geteuid() != 0 && iso.Mode != ModeNone {
+		return "RLIMIT_NPROC in a user namespace", "", nil
+	}
+	why := "no process limit: " + cgErr.Error()
+	if os.Geteuid() == 0 {
+		why += ", and RLIMIT_NPROC does not bind root"
+	} else {
+		why += ", and RLIMIT_NPROC without a user namespace would count all of this user's processes"
+	}
+	return "", "", errors.New(why)
 }
 
 func firstLine(s, fallback string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			s = s[:i]
-			break
-		}
-	}
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if s == "" {
 		return fallback
 	}

@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/frognano/frognano/agent/sandbox"
+	"github.com/frognano/frognano/agent/workspace"
+)
+
+// Model is the boundary to the runtime; *api.Client satisfies it.
+type Model interface {
+	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+}
+
+// ErrNoTools means the model cannot call tools, so no episode can run.
+var ErrNoTools = errors.New("the model does not support tool calling")
+
+// episode is the state of one run.
+type episode struct {
+	opts   Options
+	task   Task
+	model  Model
+	ws     *workspace.Workspace
+	runner *sandbox.Runner
+	traj   *trajectory
+	think  bool
+
+	msgs  []api.Message
+	usage Usage
+	// lastPrompt and lastOutput are the token counts of the latest turn: the size of the
+	// conversation as the model saw it.
+	lastPrompt, lastOutput int
+	// failKey and failRepeats detect the same failing call made again and again.
+	failKey     string
+	failRepeats int
+}
+
+// Run runs one episode of the agent on task and returns its result. It fails with an error
+// only when no episode could start (the folder, the model, the sandbox); anything that
+// goes wrong during the episode is an Exit in the Result.
+func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	start := time.Now()
+	if opts.Model == "" {
+		return nil, errors.New("agent: no model named")
+	}
+	think, err := detectThinking(ctx, model, opts)
+	if err != nil {
+		return nil, err
+	}
+
+	workDir := opts.WorkDir
+	if workDir == "" {
+		if workDir, err = os.MkdirTemp("", "frognano-agent-"); err != nil {
+			return nil, err
+		}
+		if !opts.KeepCopy {
+			defer os.RemoveAll(workDir)
+		}
+	}
+	ws, err := workspace.Prepare(ctx, task.Dir, filepath.Join(workDir, "repo"), task.Overlays)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.KeepCopy {
+		defer ws.Remove()
+	}
+	runner, err := sandbox.NewRunner(ctx, sandbox.Options{Writable: goCaches()})
+	if err != nil {
+		return nil, fmt.Errorf("agent: sandbox: %w", err)
+	}
+	defer runner.Close()
+	traj, err := openTrajectory(opts.Trajectory)
+	if err != nil {
+		return nil, fmt.Errorf("agent: trajectory: %w", err)
+	}
+	defer traj.close()
+
+	e := &episode{opts: opts, task: task, model: model, ws: ws, runner: runner, traj: traj, think: think}
+	if iso := runner.Isolation(); iso.Why != "" {
+		e.notice("Commands run with reduced isolation on this machine: " + iso.Summary())
+	}
+	e.msgs = []api.Message{
+		{Role: "system", Content: systemPrompt(ws.Root)},
+		{Role: "user", Content: task.Instruction},
+	}
+	var overlays []string
+	for p := range task.Overlays {
+		overlays = append(overlays, p)
+	}
+	slices.Sort(overlays)
+	traj.write(startRecord{Type: "start", Version: TrajectoryVersion, Time: start, Model: opts.Model,
+		Task: taskRecord{Dir: ws.Source, Instruction: task.Instruction, Overlays: overlays},
+		Options: optionsRecord{NumCtx: opts.NumCtx, MaxSteps: opts.MaxSteps, MaxTokensPerTurn: opts.MaxTokensPerTurn,
+			MaxTimeS: opts.MaxTime.Seconds(), Temperature: opts.Temperature, TopP: opts.TopP, TopK: opts.TopK, Think: think},
+		Messages: e.msgs})
+
+	ectx, cancel := context.WithTimeout(ctx, opts.MaxTime)
+	defer cancel()
+	res := e.loop(ctx, ectx)
+
+	// The copy's changes are computed even after a failure: partial work is still shown.
+	changes, cerr := ws.Changes(context.WithoutCancel(ctx))
+	if cerr != nil && res.Exit == ExitDone {
+		res.Exit, res.Error = ExitToolError, cerr.Error()
+	}
+	res.Changes = changes
+	e.usage.WallTime = time.Since(start)
+	res.Usage = e.usage
+	res.Trajectory = opts.Trajectory
+	if opts.KeepCopy {
+		res.Copy = ws.Root
+	}
+	end := endRecord{Type: "end", Exit: res.Exit, Error: res.Error, Answer: res.Answer, Steps: res.Steps, Usage: res.Usage, EndTime: time.Now()}
+	if changes != nil {
+		end.Diff, end.Files = changes.Diff, changes.Files
+	}
+	traj.write(end)
+	opts.OnEvent(Event{Kind: EventDone, Step: res.Steps, Exit: res.Exit, Text: res.Error})
+	return res, nil
+}
+
+// loop is the linear agent loop: ask the model, run its calls, repeat until it answers
+// without calls or a limit ends the episode.
+func (e *episode) loop(ctx, ectx context.Context) *Result {
+	res := &Result{}
+	end := func(exit Exit, format string, a ...any) *Result {
+		res.Exit = exit
+		if format != "" {
+			res.Error = fmt.Sprintf(format, a...)
+		}
+		return res
+	}
+	stopped := func() *Result {
+		if ctx.Err() != nil {
+			return end(ExitCancelled, "cancelled")
+		}
+		return end(ExitMaxTime, "the episode ran past its time limit of %s", e.opts.MaxTime)
+	}
+	for step := 1; ; step++ {
+		if ectx.Err() != nil {
+			return stopped()
+		}
+		if step > e.opts.MaxSteps {
+			return end(ExitMaxSteps, "the model used all %d steps without finishing", e.opts.MaxSteps)
+		}
+		res.Steps = step
+		stepStart := time.Now()
+		rec := stepRecord{Type: "step", Step: step}
+		if notes, fits := e.fitContext(); !fits {
+			rec.Notes = notes
+			e.traj.write(rec)
+			return end(ExitContext, "the conversation no longer fits num_ctx=%d", e.opts.NumCtx)
+		} else {
+			rec.Notes = notes
+		}
+		e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
+
+		reply, final, err := e.chat(ectx, step)
+		rec.TimingMs.Model = ms(time.Since(stepStart))
+		if ectx.Err() != nil {
+			return stopped()
+		}
+		if err != nil {
+			e.traj.write(rec)
+			return end(ExitModelError, "%v", err)
+		}
+		e.usage.ModelTime += time.Since(stepStart)
+		e.usage.PromptTokens += final.PromptEvalCount
+		e.usage.OutputTokens += final.EvalCount
+		e.lastPrompt, e.lastOutput = final.PromptEvalCount, final.EvalCount
+		rec.Assistant, rec.DoneReason, rec.Logprobs = reply, final.DoneReason, final.Logprobs
+		rec.Tokens = tokenCounts{Prompt: final.PromptEvalCount, Output: final.EvalCount, PromptEvalMs: ms(final.PromptEvalDuration)}
+		e.msgs = append(e.msgs, reply)
+
+		if final.DoneReason == "length" {
+			e.traj.write(rec)
+			return end(ExitMaxTokens, "the model's turn reached the limit of %d tokens", e.opts.MaxTokensPerTurn)
+		}
+		if final.PromptEvalCount+final.EvalCount >= e.opts.NumCtx {
+			e.traj.write(rec)
+			return end(ExitContext, "the conversation filled num_ctx=%d", e.opts.NumCtx)
+		}
+
+		calls := structuredCalls(reply)
+		recovered := false
+		if len(calls) == 0 {
+			calls, _ = recoverCalls(reply.Content)
+			recovered = len(calls) > 0
+		}
+		if len(calls) == 0 {
+			res.Answer = stripThinking(reply.Content)
+			rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
+			e.traj.write(rec)
+			return end(ExitDone, "")
+		}
+
+		toolStart := time.Now()
+		for _, c := range calls {
+			tr, err := e.execute(ectx, step, c)
+			tr.Recovered = recovered
+			rec.Tools = append(rec.Tools, tr)
+			if err != nil {
+				e.traj.write(rec)
+				if ectx.Err() != nil {
+					return stopped()
+				}
+				return end(ExitToolError, "%s failed: %v", c.Name, err)
+			}
+			e.msgs = append(e.msgs, api.Message{Role: "tool", ToolName: tr.Name, Content: tr.Result})
+			if e.repeatedFailure(tr) {
+				e.traj.write(rec)
+				return end(ExitRepeatedError, "the model repeated the same failing %s call %d times", tr.Name, e.failRepeats)
+			}
+		}
+		toolTime := time.Since(toolStart)
+		e.usage.ToolTime += toolTime
+		rec.TimingMs.Tools = ms(toolTime)
+		rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model - rec.TimingMs.Tools
+		e.traj.write(rec)
+	}
+}
+
+// chat sends the conversation and gathers the streamed reply into one message, reporting
+// thinking and text as they arrive.
+func (e *episode) chat(ctx context.Context, step int) (api.Message, api.ChatResponse, error) {
+	stream := true
+	req := &api.ChatRequest{
+		Model:    e.opts.Model,
+		Messages: e.msgs,
+		Tools:    apiTools(),
+		Stream:   &stream,
+		Logprobs: e.opts.Logprobs,
+		Options: map[string]any{
+			"num_ctx":     e.opts.NumCtx,
+			"num_predict": e.opts.MaxTokensPerTurn,
+			"temperature": e.opts.Temperature,
+			"top_p":       e.opts.TopP,
+			"top_k":       e.opts.TopK,
+		},
+	}
+	if e.think {
+		req.Think = &api.ThinkValue{Value: true}
+	}
+	var msg api.Message
+	var final api.ChatResponse
+	var logprobs []api.Logprob
+	err := e.model.Chat(ctx, req, func(r api.ChatResponse) error {
+		if r.Message.Thinking != "" {
+			msg.Thinking += r.Message.Thinking
+			e.opts.OnEvent(Event{Kind: EventThinking, Step: step, Text: r.Message.Thinking})
+		}
+		if r.Message.Content != "" {
+			msg.Content += r.Message.Content
+			e.opts.OnEvent(Event{Kind: EventText, Step: step, Text: r.Message.Content})
+		}
+		msg.ToolCalls = append(msg.ToolCalls, r.Message.ToolCalls...)
+		logprobs = append(logprobs, r.Logprobs...)
+		if r.Done {
+			final = r
+		}
+		return nil
+	})
+	msg.Role = "assistant"
+	final.Logprobs = logprobs
+	if err == nil && ctx.Err() == nil && !final.Done {
+		err = errors.New("the model's reply ended without a final message")
+	}
+	return msg, final, err
+}
+
+// execute runs one call. Mistakes in the call become a failed ToolRecord that the model
+// reads; only a broken sandbox or a cancelled run return an error.
+func (e *episode) execute(ctx context.Context, step int, c rawCall) (ToolRecord, error) {
+	tr := ToolRecord{Name: c.Name, Args: c.Args, Title: c.Name}
+	start := time.Now()
+	defer func() { tr.Ms = time.Since(start).Milliseconds() }()
+	fail := func(msg string) (ToolRecord, error) {
+		tr.Failed, tr.Result = true, "Error: "+msg
+		e.opts.OnEvent(Event{Kind: EventToolEnd, Step: step, Tool: tr.Name, Title: tr.Title, Failed: true})
+		return tr, nil
+	}
+	if c.Bad != "" {
+		return fail(c.Bad)
+	}
+	t := findTool(c.Name)
+	if t == nil {
+		return fail(fmt.Sprintf("there is no tool named %q; the tools are Read, Write, Edit, Glob and Bash", c.Name))
+	}
+	a, err := checkArgs(t, c.Args)
+	if err != nil {
+		return fail(err.Error())
+	}
+	tr.Title = t.title(a)
+	e.opts.OnEvent(Event{Kind: EventToolStart, Step: step, Tool: t.name, Title: tr.Title})
+	out, err := t.run(ctx, e, a)
+	var te *toolError
+	switch {
+	case errors.As(err, &te):
+		return fail(te.msg)
+	case err != nil:
+		tr.Failed, tr.Result = true, "Error: "+err.Error()
+		return tr, err
+	}
+	tr.Result = out
+	e.opts.OnEvent(Event{Kind: EventToolEnd, Step: step, Tool: t.name, Title: tr.Title})
+	return tr, nil
+}
+
+// repeatedFailure reports whether the model has now made the same failing call three
+// times in a row: it is stuck, and more turns would only burn time.
+func (e *episode) repeatedFailure(tr ToolRecord) bool {
+	if !tr.Failed {
+		e.failKey, e.failRepeats = "", 0
+		return false
+	}
+	b, _ := json.Marshal(tr.Args)
+	key := tr.Name + string(b)
+	if key == e.failKey {
+		e.failRepeats++
+	} else {
+		e.failKey, e.failRepeats = key, 1
+	}
+	return e.failRepeats >= 3
+}
+
+func structuredCalls(m api.Message) []rawCall {
+	var out []rawCall
+	for _, tc := range m.ToolCalls {
+		out = append(out, rawCall{Name: tc.Function.Name, Args: tc.Function.Arguments.ToMap()})
+	}
+	return out
+}
+
+func (e *episode) notice(text string) {
+	e.opts.OnEvent(Event{Kind: EventNotice, Text: text})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// detectThinking decides whether to send think:true: Options.Think when set, else whether
+// the model declares the capability (models without it answer think:true with a 400).
+func detectThinking(ctx context.Context, model Model, opts Options) (bool, error) {
+	show, err := model.Show(ctx, &api.ShowRequest{Model: opts.Model})
+	if err != nil {
+		return false, err
+	}
+	caps := map[string]bool{}
+	for _, c := range show.Capabilities {
+		caps[string(c)] = true
+	}
+	if !caps["tools"] {
+		return false, fmt.Errorf("%w (%s)", ErrNoTools, opts.Model)
+	}
+	if opts.Think != nil {
+		return *opts.Think, nil
+	}
+	return caps["thinking"], nil
+}
+
+// goCaches are the Go toolchain's cache folders, writable from the sandbox so builds and
+// tests in the copy stay fast and offline.
+func goCaches() []string {
+	var dirs []string
+	if d := os.Getenv("GOCACHE"); d != "" {
+		dirs = append(dirs, d)
+	} else if c, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(c, "go-build"))
+	}
+	if d := os.Getenv("GOMODCACHE"); d != "" {
+		dirs = append(dirs, d)
+	} else if gp := os.Getenv("GOPATH"); gp != "" {
+		dirs = append(dirs, filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod"))
+	} else if h, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(h, "go", "pkg", "mod"))
+	}
+	var existing []string
+	for _, d := range dirs {
+		if os.MkdirAll(d, 0o755) == nil {
+			existing = append(existing, d)
+		}
+	}
+	return existing
+}

@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestWritesConfinedToCopy(t *testing.T) {
+	for _, m := range allModes {
+		t.Run(string(m), func(t *testing.T) { testWritesConfined(t, m) })
+	}
+}
+
+func testWritesConfined(t *testing.T, m Mode) {
+	// Not under /tmp, which is a private tmpfs inside: these must be visible there.
+	outside, extra := varTmpDir(t), varTmpDir(t)
+	r, err := NewRunner(context.Background(), Options{Mode: m, Writable: []string{extra}})
+	if err != nil {
+		t.Skipf("mode %s is not available here: %v", m, err)
+	}
+	defer r.Close()
+	if !r.Isolation().WriteConfined {
+		if m == ModeBwrap {
+			t.Fatalf("bwrap mode without write confinement: %s", r.Isolation().Summary())
+		}
+		t.Skipf("%s mode does not confine writes, as its Isolation says: %s", m, r.Isolation().Why)
+	}
+	copyDir := t.TempDir()
+	cmd := fmt.Sprintf(`echo x > %s/escaped; echo "outside=$?"; echo x > inside && echo x > %s/cache && echo x > /tmp/scratch && echo ok`, outside, extra)
+	o, err := r.Run(context.Background(), Cmd{Dir: copyDir, Command: cmd, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o.Stdout, "outside=1") || !strings.Contains(o.Stderr, "Read-only file system") {
+		t.Errorf("write outside the copy did not fail: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Errorf("the command wrote %s/escaped", outside)
+	}
+	if !strings.HasSuffix(o.Stdout, "ok\n") {
+		t.Errorf("writes to the copy, the writable directory and /tmp failed: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+	for _, p := range []string{filepath.Join(copyDir, "inside"), filepath.Join(extra, "cache")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the write to %s is not there: %v", p, err)
+		}
+	}
+	if _, err := os.Stat("/tmp/scratch"); err == nil {
+		t.Errorf("the sandbox's /tmp is the machine's")
+	}
+}
+
+func varTmpDir(t *testing.T) string {
+	d, err := os.MkdirTemp("/var/tmp", "frognano-test-")
+	if err != nil {
+		t.Skipf("no directory outside /tmp to test writes with: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// A listener in the test's own network namespace must be unreachable from the sandbox,
+// and reachable without isolation (which shows the probe really connects).
+func TestNoNetwork(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		var accepted atomic.Int32
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		o := run(t, r, fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port), 10*time.Second)
+		connected := strings.Contains(o.Stdout, "connected")
+		time.Sleep(50 * time.Millisecond) // let Accept count a connection that made it
+		if r.Isolation().NoNetwork && (connected || accepted.Load() > 0 || o.ExitCode == 0) {
+			t.Errorf("%s: the command reached the loopback listener (stdout %q, exit %d, accepted %d)", r.Isolation().Mode, o.Stdout, o.ExitCode, accepted.Load())
+		}
+		if !r.Isolation().NoNetwork && !connected {
+			t.Errorf("without isolation the probe should connect: stdout %q stderr %q", o.Stdout, o.Stderr)
+		}
+	})
+}
+
+// The bomb runs only where a process limit was found that binds this user: uncontained it
+// would take the machine down. It is bounded in time besides.
+func TestForkBombContained(t *testing.T) {
+	const limit = 64
+	r := newRunner(t, "", &Limits{Processes: limit})
+	if r.Isolation().ProcessLimit == "" {
+		t.Skipf("no process limit works here, so no fork bomb: %s", r.Isolation().Why)
+	}
+	m := marker() // the bomb's processes carry it as an argument of bash
+	var peak atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		for {
+			if n := int32(len(withArg(m))); n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	o := run(t, r, `timeout 5 bash -c 'b(){ b | b & }; b; sleep 2' `+m+`; echo contained`, 30*time.Second)
+	close(done)
+	if !strings.Contains(o.Stdout, "contained") || o.TimedOut {
+		t.Errorf("the shell did not survive the bomb: stdout %q timedOut %v stderr %.300q", o.Stdout, o.TimedOut, o.Stderr)
+	}
+	if !strings.Contains(o.Stderr, "fork") {
+		t.Errorf("the bomb never hit the limit (no fork error): stderr %.300q", o.Stderr)
+	}
+	t.Logf("peak %d, took %v, stderr %.200q", peak.Load(), o.Duration, o.Stderr)
+	if p := peak.Load(); p > limit || p < limit/2 {
+		t.Errorf("peak of %d bomb processes; want up to the limit, %d", p, limit)
+	}
+	if left := withArg(m); len(left) > 0 {
+		t.Errorf("bomb processes left: %v", left)
+	}
+}
+
+func TestEnvironmentScrubbed(t *testing.T) {
+	t.Setenv("FROGNANO_SECRET_TOKEN", "s3cr3t-frognano")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-aws")
+	t.Setenv("LC_TIME", "C")
+	eachMode(t, func(t *testing.T, r *Runner) {
+		o := run(t, r, "env", 10*time.Second)
+		for _, leak := range []string{"FROGNANO_SECRET_TOKEN", "AWS_SECRET_ACCESS_KEY", "s3cr3t"} {
+			if strings.Contains(o.Stdout, leak) {
+				t.Errorf("the command sees %s", leak)
+			}
+		}
+		for _, want := range []string{"HOME=" + r.home + "\n", "TERM=dumb\n", "GOPROXY=off\n", "GOTOOLCHAIN=local\n", "LC_TIME=C\n", "PATH="} {
+			if !strings.Contains(o.Stdout, want) {
+				t.Errorf("env lacks %q:\n%s", want, o.Stdout)
+			}
+		}
+	})
+}
+
+// The Go toolchain works offline inside, with the build cache writable.
+func TestGoToolchain(t *testing.T) {
+	r := newRunner(t, "", nil)
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.21\n",
+		"main.go": "package main\n\nfunc main() { println(\"hello\") }\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := r.Run(context.Background(), Cmd{Dir: dir, Command: "go version && go env GOPROXY && go run .", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ExitCode != 0 || !strings.HasPrefix(o.Stdout, "go version go1.") || !strings.Contains(o.Stdout, "off\n") || !strings.Contains(o.Stderr, "hello") {
+		t.Errorf("exit %d stdout %q stderr %q", o.ExitCode, o.Stdout, o.Stderr)
+	}
+}

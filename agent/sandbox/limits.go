@@ -1,0 +1,59 @@
+package sandbox
+
+import (
+	"strconv"
+	"time"
+)
+
+// Limits bound what one command may consume.
+type Limits struct {
+	CPU time.Duration // RLIMIT_CPU of each process
+	// Memory is RLIMIT_AS, bytes of address space of each process; 0 means unlimited.
+	// Address space is not memory in use: the race detector and CUDA reserve terabytes of
+	// it, so `go test -race` needs Memory 0.
+	Memory    int64
+	FileSize  int64 // RLIMIT_FSIZE: the largest file a command may write
+	Processes int   // live processes (and threads) of one command, all together
+	// Output is how many bytes of stdout, and of stderr, are kept; the rest is counted and
+	// dropped. Whatever the cap, a command that prints more than 64 MiB in all is killed.
+	Output int
+}
+
+// DefaultLimits is what a Runner applies when Options.Limits is nil.
+func DefaultLimits() Limits {
+	return Limits{CPU: 10 * time.Minute, Memory: 8 << 30, FileSize: 1 << 30, Processes: 512, Output: 1 << 20}
+}
+
+// withDefaults fills the zero fields that have no meaning of their own (Memory 0 does).
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.CPU <= 0 {
+		l.CPU = d.CPU
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.Processes <= 0 {
+		l.Processes = d.Processes
+	}
+	if l.Output <= 0 {
+		l.Output = d.Output
+	}
+	return l
+}
+
+// prlimit is the argv prefix that applies the per-process limits; nproc adds RLIMIT_NPROC,
+// which only works inside a user namespace (see processLimit). It runs inside the isolation,
+// after any user namespace is made: the kernel records the creator's RLIMIT_NPROC as a cap
+// for the whole namespace, which would otherwise count every process of the user outside.
+func (l Limits) prlimit(nproc bool) []string {
+	secs := int64((l.CPU + time.Second - 1) / time.Second)
+	a := []string{"prlimit", "--cpu=" + strconv.FormatInt(secs, 10), "--fsize=" + strconv.FormatInt(l.FileSize, 10)}
+	if l.Memory > 0 {
+		a = append(a, "--as="+strconv.FormatInt(l.Memory, 10))
+	}
+	if nproc {
+		a = append(a, "--nproc="+strconv.Itoa(l.Processes))
+	}
+	return append(a, "--")
+}

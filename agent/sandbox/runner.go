@@ -1,0 +1,155 @@
+// Package sandbox runs the agent's Bash commands confined to its private copy of the
+// workspace: no network, writes only to the copy, every process of a command killed when it
+// ends, resource limits, and a scrubbed environment.
+//
+// Start with [NewRunner], which probes once what the machine allows ([Detect]), then call
+// [Runner.Run] per command. Strongest first, the modes are bubblewrap, util-linux unshare,
+// and none; [Isolation] says which one is in use and what it lacks.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// Limits per command; nil means DefaultLimits(). Zero fields take their default, except
+	// Memory, where 0 means unlimited.
+	Limits *Limits
+	// Writable are directories commands may write to besides the copy and /tmp; nil means
+	// the Go build cache (so builds and tests stay fast), empty means none.
+	Writable []string
+	// Mode forces one isolation mode instead of the strongest available (tests of the
+	// weaker ones); NewRunner fails if it does not work here.
+	Mode Mode
+}
+
+// Runner runs commands. It is safe for concurrent use; Close it when done.
+type Runner struct {
+	iso      Isolation
+	limits   Limits
+	base     string   // private directory holding home and tmp
+	home     string   // HOME of the commands
+	writable []string // bound read-write in bwrap mode
+	env      []string
+}
+
+// NewRunner probes the isolation (once) and makes the private HOME.
+func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		return nil, errors.New("sandbox: prlimit (util-linux) is needed to apply resource limits")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		return nil, errors.New("sandbox: bash is needed to run commands")
+	}
+	iso, err := detect(ctx, opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{iso: iso, limits: DefaultLimits()}
+	if opts.Limits != nil {
+		r.limits = opts.Limits.withDefaults()
+	}
+	goEnv := goEnvironment(ctx)
+	writable := opts.Writable
+	if writable == nil && goEnv["GOCACHE"] != "" && goEnv["GOCACHE"] != "off" {
+		writable = []string{goEnv["GOCACHE"]}
+	}
+	for _, w := range writable {
+		// Caches may not exist yet on a fresh machine; bwrap can only bind what does.
+		if err := os.MkdirAll(w, 0o755); err != nil {
+			return nil, fmt.Errorf("sandbox: writable directory: %w", err)
+		}
+		d, err := realDir(w)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: writable directory: %w", err)
+		}
+		r.writable = append(r.writable, d)
+	}
+	base, err := os.MkdirTemp("", "frognano-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: private home: %w", err)
+	}
+	r.base = base
+	if r.base, err = filepath.EvalSymlinks(base); err != nil { // bwrap binds need the real path
+		os.RemoveAll(base)
+		return nil, err
+	}
+	r.home = filepath.Join(r.base, "home")
+	tmp := filepath.Join(r.base, "tmp")
+	if iso.Mode == ModeBwrap {
+		tmp = "/tmp" // a private tmpfs there
+	}
+	r.env = environment(os.Environ(), r.home, tmp, goEnv)
+	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("sandbox: private home: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(r.home, ".bash_profile"), []byte(bashProfile(lookup(r.env, "PATH"))), 0o644); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sandbox: private home: %w", err)
+	}
+	return r, nil
+}
+
+// Isolation is what the runner found at start.
+func (r *Runner) Isolation() Isolation { return r.iso }
+
+// Close removes the private HOME and /tmp.
+func (r *Runner) Close() error {
+	if r.base == "" {
+		return nil
+	}
+	return os.RemoveAll(r.base)
+}
+
+// argv is the whole command line of one command: join its cgroup, isolate, limit, run.
+func (r *Runner) argv(dir, command string, cg *cgroup) []string {
+	var a []string
+	if cg != nil {
+		// The shell joins the cgroup before anything forks, then becomes the sandbox; from
+		// Go the pid could only be written after the start, racing the first forks.
+		a = append(a, "/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`, cg.procs())
+	}
+	switch r.iso.Mode {
+	case ModeBwrap:
+		// The binds come after the prefix's --tmpfs /tmp: bwrap mounts in order, and the
+		// copy, home and caches may well live under /tmp.
+		a = append(a, r.iso.prefix...)
+		for _, w := range append([]string{r.home, dir}, r.writable...) {
+			a = append(a, "--bind", w, w)
+		}
+		a = append(a, "--chdir", dir)
+	case ModeUnshare:
+		// A shell as PID 1 that stays in Run's process group whatever the command does
+		// (setsid), so that an empty group means an empty namespace.
+		a = append(a, r.iso.prefix...)
+		a = append(a, "/bin/sh", "-c", `"$@"; exit $?`, "sandbox-init")
+	}
+	a = append(a, r.limits.prlimit(r.iso.ProcessLimit != "" && r.iso.cgroup == "")...)
+	return append(a, "bash", "-lc", command)
+}
+
+// realDir resolves p to an absolute path without symlinks (bwrap binds need it) and checks
+// that it is a directory.
+func realDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	if !isDir(abs) {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}

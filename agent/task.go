@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/frognano/frognano/agent/workspace"
+)
+
+// Task is one job for the agent.
+type Task struct {
+	// Dir is the user's folder. It is copied, never written.
+	Dir string
+	// Instruction is the first user message.
+	Instruction string
+	// Overlays are unsaved editor buffers laid over the copy: relative path → content.
+	Overlays map[string][]byte
+}
+
+// Options tune a run; zero fields take the defaults of FrogNano's evaluation harness.
+type Options struct {
+	Model string
+	// NumCtx is sent as num_ctx on every request.
+	NumCtx int
+	// MaxSteps bounds model turns (default 100).
+	MaxSteps int
+	// MaxTokensPerTurn is sent as num_predict (default 8192).
+	MaxTokensPerTurn int
+	// MaxTime bounds the whole episode (default 30 minutes).
+	MaxTime time.Duration
+	// Temperature, TopP, TopK: FrogNano's recommended sampling (0.6, 0.95, 20).
+	Temperature float64
+	TopP        float64
+	TopK        int
+	// Think: nil = on when the model supports thinking; false = never; true = always.
+	Think *bool
+	// Logprobs asks Ollama for per-token log probabilities, recorded in the trajectory.
+	Logprobs bool
+	// BashTimeout is the default for the Bash tool (120 s); the model may ask for another.
+	BashTimeout time.Duration
+	// WorkDir holds the private copy and the sandbox's home; default a new temp dir,
+	// removed at the end.
+	WorkDir string
+	// Trajectory is the JSON Lines file to write; empty = none.
+	Trajectory string
+	// KeepCopy leaves the private copy on disk (for debugging); its path is in Result.
+	KeepCopy bool
+	// OnEvent receives progress; it must not block for long.
+	OnEvent func(Event)
+}
+
+func (o Options) withDefaults() Options {
+	if o.NumCtx == 0 {
+		o.NumCtx = 65536
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = 100
+	}
+	if o.MaxTokensPerTurn == 0 {
+		o.MaxTokensPerTurn = 8192
+	}
+	if o.MaxTime == 0 {
+		o.MaxTime = 30 * time.Minute
+	}
+	if o.Temperature == 0 {
+		o.Temperature = 0.6
+	}
+	if o.TopP == 0 {
+		o.TopP = 0.95
+	}
+	if o.TopK == 0 {
+		o.TopK = 20
+	}
+	if o.BashTimeout == 0 {
+		o.BashTimeout = 120 * time.Second
+	}
+	if o.OnEvent == nil {
+		o.OnEvent = func(Event) {}
+	}
+	return o
+}
+
+// Exit says why an episode ended.
+type Exit string
+
+const (
+	ExitDone          Exit = "done"            // a turn without tool calls: the answer
+	ExitMaxSteps      Exit = "max_steps"       // MaxSteps turns used
+	ExitContext       Exit = "max_context_len" // the conversation no longer fits num_ctx
+	ExitMaxTokens     Exit = "max_tokens_per_turn"
+	ExitMaxTime       Exit = "max_time"
+	ExitModelError    Exit = "llm_error"  // Ollama failed or answered an error
+	ExitToolError     Exit = "tool_error" // the sandbox or workspace itself failed
+	ExitCancelled     Exit = "cancelled"
+	ExitRepeatedError Exit = "repeated_failing_call" // the same failing call, again and again
+)
+
+// Result is what an episode produced.
+type Result struct {
+	Exit Exit `json:"exit"`
+	// Error explains a non-done exit in words.
+	Error string `json:"error,omitempty"`
+	// Answer is the final assistant text, reasoning removed.
+	Answer string `json:"answer"`
+	// Changes are the file changes in the copy, with the diff.
+	Changes *workspace.Changes `json:"changes"`
+	Steps   int                `json:"steps"`
+	// Trajectory is where the JSON Lines record went, if anywhere.
+	Trajectory string `json:"trajectory,omitempty"`
+	// Copy is the private copy's path when Options.KeepCopy is set.
+	Copy  string `json:"copy,omitempty"`
+	Usage Usage  `json:"usage"`
+}
+
+// Usage adds up an episode's costs.
+type Usage struct {
+	PromptTokens int           `json:"prompt_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	ModelTime    time.Duration `json:"model_ns"`
+	ToolTime     time.Duration `json:"tool_ns"`
+	WallTime     time.Duration `json:"wall_ns"`
+}

@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// resolve maps a file argument into the copy, turning refusals into errors for the model.
+func (e *episode) resolve(p string, forWrite bool) (string, error) {
+	abs, err := e.ws.Resolve(p, forWrite)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", callErr("%s does not exist", p)
+		}
+		return "", callErr("refused: %v", err)
+	}
+	return abs, nil
+}
+
+func runRead(_ context.Context, e *episode, a args) (string, error) {
+	p, err := e.resolve(a.str("file_path"), false)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", callErr("%s: %v", a.str("file_path"), err)
+	}
+	if st.IsDir() {
+		return "", callErr("%s is a folder; use Glob or Bash (ls) to list it", a.str("file_path"))
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", callErr("%v", err)
+	}
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		return fmt.Sprintf("(%s is a binary file of %d bytes; not shown)", a.str("file_path"), len(b)), nil
+	}
+	if len(b) == 0 {
+		return "(empty file)", nil
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	offset := 1
+	if a.has("offset") {
+		offset = a.integer("offset")
+	}
+	if offset < 1 {
+		return "", callErr("offset is 1-based; got %d", offset)
+	}
+	if offset > len(lines) {
+		return "", callErr("offset %d is past the end: the file has %d lines", offset, len(lines))
+	}
+	limit := readDefaultLimit
+	if a.has("limit") {
+		limit = a.integer("limit")
+		if limit < 1 {
+			return "", callErr("limit must be at least 1; got %d", limit)
+		}
+	}
+	var sb strings.Builder
+	last := offset - 1
+	for i := offset - 1; i < len(lines) && i < offset-1+limit; i++ {
+		line := fmt.Sprintf("%d. %s", i+1, strings.TrimRight(lines[i], "\r\n"))
+		if sb.Len()+len(line)+1 > readCap {
+			break
+		}
+		sb.WriteString(line)
+		sb.WriteByte('\n')
+		last = i + 1
+	}
+	if last < len(lines) {
+		fmt.Fprintf(&sb, "(showing lines %d-%d of %d; read on with offset=%d)\n", offset, last, len(lines), last+1)
+	}
+	return sb.String(), nil
+}
+
+func runWrite(_ context.Context, e *episode, a args) (string, error) {
+	p, err := e.resolve(a.str("file_path"), true)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return "", callErr("%s is a folder", a.str("file_path"))
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", callErr("%v", err)
+	}
+	content := a.str("content")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		return "", callErr("%v", err)
+	}
+	return fmt.Sprintf("Wrote %d bytes to %s", len(content), e.ws.Rel(p)), nil
+}
+
+func runEdit(_ context.Context, e *episode, a args) (string, error) {
+	p, err := e.resolve(a.str("file_path"), false)
+	if err != nil {
+		return "", err
+	}
+	old, repl := a.str("old_string"), a.str("new_string")
+	if old == "" {
+		return "", callErr("old_string is empty; to create or replace a whole file use Write")
+	}
+	if old == repl {
+		return "", callErr("old_string and new_string are the same; nothing to change")
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", callErr("%v", err)
+	}
+	text := string(b)
+	n := strings.Count(text, old)
+	switch {
+	case n == 0:
+		return "", callErr("old_string was not found in %s; Read the file and copy the text exactly, including whitespace", a.str("file_path"))
+	case n > 1 && !a.boolean("replace_all"):
+		return "", callErr("old_string matches %d places in %s; include more surrounding lines to make it unique, or set replace_all to true", n, a.str("file_path"))
+	}
+	if a.boolean("replace_all") {
+		text = strings.ReplaceAll(text, old, repl)
+	} else {
+		text = strings.Replace(text, old, repl, 1)
+	}
+	st, _ := os.Stat(p)
+	if err := os.WriteFile(p, []byte(text), st.Mode().Perm()); err != nil {
+		return "", callErr("%v", err)
+	}
+	return fmt.Sprintf("Edited %s: replaced %d occurrence(s)", e.ws.Rel(p), map[bool]int{true: n, false: 1}[a.boolean("replace_all")]), nil
+}
+
+func runGlob(ctx context.Context, e *episode, a args) (string, error) {
+	base := e.ws.Root
+	if a.str("path") != "" {
+		p, err := e.resolve(a.str("path"), false)
+		if err != nil {
+			return "", err
+		}
+		base = p
+	}
+	pattern := strings.TrimPrefix(filepath.ToSlash(a.str("pattern")), "./")
+	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		return "", callErr("bad pattern %q: %v", pattern, err)
+	}
+	var matches []string
+	more := 0
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable corners are skipped, not fatal
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		r, _ := filepath.Rel(base, p)
+		if matchGlob(pattern, filepath.ToSlash(r)) {
+			if len(matches) < globCap {
+				matches = append(matches, e.ws.Rel(p))
+			} else {
+				more++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(matches) == 0 {
+		return "No files match " + pattern, nil
+	}
+	sort.Strings(matches)
+	out := strings.Join(matches, "\n") + "\n"
+	if more > 0 {
+		out += fmt.Sprintf("(%d more files match; narrow the pattern or the path)\n", more)
+	}
+	return out, nil
+}
+
+// matchGlob matches a slash path against a pattern where "**" spans any number of folders
+// and every other segment follows path.Match.
+func matchGlob(pattern, name string) bool {
+	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
+}
+
+func matchSegs(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(name); i++ {
+				if matchSegs(pat[1:], name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
