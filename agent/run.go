@@ -38,12 +38,11 @@ type episode struct {
 
 	msgs  []api.Message
 	usage Usage
-	// lastPrompt and lastOutput are the token counts of the latest turn: the size of the
-	// conversation as the model saw it.
-	lastPrompt, lastOutput int
 	// failKey and failRepeats detect the same failing call made again and again.
 	failKey     string
 	failRepeats int
+	// ratio is tokens per character of the prompt, measured on the latest reply.
+	ratio float64
 }
 
 // Run runs one episode of the agent on task and returns its result. It fails with an error
@@ -167,6 +166,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		}
 		e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
 
+		chars := e.promptChars()
 		reply, final, err := e.chat(ectx, step)
 		rec.TimingMs.Model = ms(time.Since(stepStart))
 		if ectx.Err() != nil {
@@ -179,7 +179,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		e.usage.ModelTime += time.Since(stepStart)
 		e.usage.PromptTokens += final.PromptEvalCount
 		e.usage.OutputTokens += final.EvalCount
-		e.lastPrompt, e.lastOutput = final.PromptEvalCount, final.EvalCount
+		e.calibrate(chars, final.PromptEvalCount)
 		rec.Assistant, rec.DoneReason, rec.Logprobs = reply, final.DoneReason, final.Logprobs
 		rec.Tokens = tokenCounts{Prompt: final.PromptEvalCount, Output: final.EvalCount, PromptEvalMs: ms(final.PromptEvalDuration)}
 		e.msgs = append(e.msgs, reply)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/frognano/frognano/demo"
 	"github.com/frognano/frognano/ollama"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
@@ -174,4 +175,49 @@ func readTool() api.Tool {
 	props.Set("limit", api.ToolProperty{Type: api.PropertyType{"integer"}})
 	return api.Tool{Type: "function", Function: api.ToolFunction{Name: "Read",
 		Parameters: api.ToolFunctionParameters{Type: "object", Required: []string{"file_path"}, Properties: props}}}
+}
+
+// TestAgentCommand runs `frognano agent --apply` on the demo's sample with the scripted
+// episode: the user's folder changes only at the end, and only with --apply.
+func TestAgentCommand(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	env := map[string]string{"OLLAMA_HOST": srv.Host, "FROGNANO_MODEL": "fixer", "FROGNANO_NUM_CTX": "16384"}
+	dir := t.TempDir()
+	if err := demo.WriteSample(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	traj := filepath.Join(t.TempDir(), "t.jsonl")
+	out, errOut, code := frognano(t, env, "agent", "--dir", dir, "--task", demo.Instruction, "--trajectory", traj, "--apply")
+	if code != exitOK {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"[1] Run the tests", "[3] Editing calc.go", "done after 5 steps, 1 files changed", "trajectory: " + traj, "applied 1 files"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "+\treturn a + b") {
+		t.Errorf("stdout should be the diff:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "calc.go")); !strings.Contains(string(b), "return a + b") {
+		t.Errorf("--apply did not apply: %s", b)
+	}
+	if _, errOut, code := frognano(t, env, "agent", "--dir", dir); code != exitUsage || !strings.Contains(errOut, "--task is required") {
+		t.Errorf("missing --task: %d %q", code, errOut)
+	}
+	if _, errOut, code := frognano(t, map[string]string{"OLLAMA_HOST": srv.Host, "FROGNANO_MODEL": "absent"}, "agent", "--dir", dir, "--task", "x"); code != exitFailed || !strings.Contains(errOut, `Model "absent" is not installed`) {
+		t.Errorf("missing model: %d %q", code, errOut)
+	}
+}
+
+func TestDoctorExitCode(t *testing.T) {
+	out, _, code := frognano(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "doctor")
+	if code != exitFailed || !strings.Contains(out, "FAIL  ollama") || !strings.Contains(out, "fix: Start it with `ollama serve`") {
+		t.Errorf("doctor with Ollama down: code %d\n%s", code, out)
+	}
+	out, _, code = frognano(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "doctor", "--json")
+	if code != exitFailed || !strings.Contains(out, `"status": "FAIL"`) {
+		t.Errorf("doctor --json: code %d\n%s", code, out)
+	}
 }

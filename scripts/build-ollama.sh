@@ -55,7 +55,7 @@ if [ ! -f "$mod/go.mod" ]; then
   (cd "$mod" && go mod init frognano.local/ollama-build >/dev/null 2>&1)
 fi
 (cd "$mod" && GOFLAGS=-mod=mod go get "github.com/ollama/ollama@v$OLLAMA_VERSION" >&2)
-log "compiling ollama v$OLLAMA_VERSION (cold: about 12 minutes on 2 cores)"
+log "compiling ollama v$OLLAMA_VERSION (cold: about 8 minutes on 2 cores)"
 start=$(date +%s)
 (cd "$mod" && CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" go build \
   -ldflags "-X github.com/ollama/ollama/version.Version=$OLLAMA_VERSION" \

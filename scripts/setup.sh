@@ -19,7 +19,7 @@ need_cmd go "install Go 1.26 or newer"
 need_cmd git "apt-get install git"
 need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the race detector)"
 
-step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build (cached)" scripts/build-ollama.sh >/dev/null
-step "SmolLM2-135M-Instruct test model (cached)" scripts/fetch-smollm2.sh >/dev/null
+step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build" scripts/build-ollama.sh >/dev/null
+step "SmolLM2-135M-Instruct test model" scripts/fetch-smollm2.sh >/dev/null
 step "go modules" go mod download
 command -v bwrap >/dev/null 2>&1 || step "bubblewrap (the agent's sandbox)" sh -c 'apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null'
