@@ -6,7 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
+
+	"github.com/frognano/frognano/internal/buildinfo"
 )
 
 // Env is what a subcommand may touch of the outside world; tests supply their own.
@@ -28,7 +29,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"lsp", "serve the language server over stdio (not yet available)", notYet("lsp", "the language server")},
+		{"lsp", "serve the language server over stdio", runLSP},
 		{"agent", "run the coding agent on a folder and print its diff", runAgent},
 		{"finetune", "fine-tune the model on this repository (not yet available)", notYet("finetune", "fine-tuning")},
 		{"model", "import and list the models frognano uses", runModel},
@@ -93,27 +94,4 @@ func runVersion(_ context.Context, env Env, args []string) int {
 	return exitOK
 }
 
-// Version is set at build time with -ldflags "-X github.com/frognano/frognano/cli.Version=…".
-var Version = ""
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	v := "dev"
-	if rev := settings["vcs.revision"]; rev != "" {
-		v += "+" + rev[:min(12, len(rev))]
-		if settings["vcs.modified"] == "true" {
-			v += "-dirty"
-		}
-	}
-	return v
-}
+func version() string { return buildinfo.String() }

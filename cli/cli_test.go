@@ -34,7 +34,7 @@ func TestHelpAndStubs(t *testing.T) {
 			t.Errorf("%s --help: code %d, output %q", c.name, code, out)
 		}
 	}
-	for _, name := range []string{"lsp", "finetune"} {
+	for _, name := range []string{"finetune"} {
 		_, errOut, code := frognano(t, nil, name)
 		if code != exitNotReady || !strings.Contains(errOut, "not available yet") {
 			t.Errorf("%s: a stub must say it is not available (code %d, %q)", name, code, errOut)

@@ -1,3 +1,9 @@
-// Package lsp will hold the language server that puts the agent behind code actions.
-// Not built yet: `frognano lsp` says so at runtime.
+// Package lsp is frognano's language server: standard LSP over stdio whose code actions
+// run the FrogNano agent and deliver its multi-file result as one workspace edit.
+//
+// Layers, as in gopls: the transport ([Serve]: jsonrpc2 with document-sync notifications
+// applied in arrival order), one thin handler file per LSP method, and the logic they call
+// (the action table in actions.go, the runner in run.go, edits in edit.go), which takes
+// explicit inputs and never sees the connection. Language knowledge lives in lsp/source,
+// open documents and UTF-16 positions in lsp/document.
 package lsp

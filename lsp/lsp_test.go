@@ -1,0 +1,250 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/ollama"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+// workspace is the demo's sample project plus a stub to implement and a Python file.
+const sampleWorkspace = `
+-- go.mod --
+module example.com/calc
+
+go 1.22
+-- calc.go --
+// Package calc is frognano's demo project.
+package calc
+
+// Add returns the sum of a and b.
+func Add(a, b int) int {
+	return a - b
+}
+
+// Mul returns the product of a and b.
+func Mul(a, b int) int {
+	panic("not implemented")
+}
+-- calc_test.go --
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %d, want 5", got)
+	}
+}
+`
+
+// closedAddr is an address where nothing listens: Ollama is "down".
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestCodeActionsNeedNoModel lists every kind of action with Ollama down: listing never
+// calls the model, and each action sits where it should.
+func TestCodeActionsNeedNoModel(t *testing.T) {
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(), nil)
+	e.open("calc.go")
+	e.open("calc_test.go")
+
+	got := titles(e.actions("calc_test.go", "Add(2, 3)", true))
+	want := []string{"Fix failing test TestAdd", "Explain TestAdd", "Ask FrogNano…"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("in a test: %q, want %q", got, want)
+	}
+	got = titles(e.actions("calc.go", `panic("not implemented")`, true))
+	want = []string{"Implement Mul", "Explain Mul", "Ask FrogNano…"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("in a stub: %q, want %q", got, want)
+	}
+	diag := protocol.Diagnostic{Range: e.rangeOf("calc.go", "a - b"), Message: protocol.String("suspicious subtraction in Add\nmore detail")}
+	got = titles(e.actions("calc.go", "return a - b", false, diag))
+	want = []string{"Fix: suspicious subtraction in Add", "Write tests for Add", "Explain this", "Ask FrogNano…"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("on a diagnostic with a selection: %q, want %q", got, want)
+	}
+	if msgs := e.shownMessages(); len(msgs) != 0 {
+		t.Errorf("listing actions showed messages: %q", msgs)
+	}
+}
+
+// TestDidChangeIsSeenByTheNextRequest: a change followed at once by a code action must be
+// visible to it, although the library dispatches requests concurrently.
+func TestDidChangeIsSeenByTheNextRequest(t *testing.T) {
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(), nil)
+	e.open("calc.go")
+	for i := 0; i < 30; i++ {
+		stub, body := "return a - b", `panic("TODO")`
+		if i%2 == 1 {
+			stub, body = body, stub
+		}
+		e.edit("calc.go", stub, body)
+		got := titles(e.actions("calc.go", "func Add", true))
+		implement := len(got) > 0 && got[0] == "Implement Add"
+		if implement != (i%2 == 0) {
+			t.Fatalf("change %d: actions %q do not reflect the edit", i, got)
+		}
+	}
+	// A burst of keystrokes, each an incremental change against the previous version,
+	// then at once a request whose answer depends on all of them.
+	for i := 0; i < 200; i++ {
+		e.edit("calc.go", "func Mul(", "func Mulx(")
+		e.edit("calc.go", "func Mulx(", "func Mul(")
+	}
+	e.edit("calc.go", "func Mul(", "func Product(")
+	if got := titles(e.actions("calc.go", `panic("not implemented")`, true)); len(got) == 0 || got[0] != "Implement Product" {
+		t.Errorf("after a burst of changes: %q", got)
+	}
+	if msgs := e.shownMessages(); len(msgs) > 0 {
+		t.Errorf("changes were lost: %q", msgs)
+	}
+	if text := e.text("calc.go"); !strings.Contains(text, "func Product(") {
+		t.Fatalf("editor buffer wrong: %s", text)
+	}
+}
+
+// TestUTF16Positions: ranges after non-BMP characters are counted in UTF-16 units.
+func TestUTF16Positions(t *testing.T) {
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(), nil)
+	e.open("calc.go")
+	e.edit("calc.go", "// Add returns the sum of a and b.", "// Add returns the sum 😀 of a and b, ça va.")
+	got := titles(e.actions("calc.go", "return a - b", true))
+	if len(got) == 0 || got[0] != "Write tests for Add" {
+		t.Errorf("after an emoji edit: %q", got)
+	}
+}
+
+// TestFixFailingTestEndToEnd: the scripted FrogNano episode behind "Fix failing test", on
+// the real Ollama: progress with the agent's step titles, one versioned applyEdit, the
+// buffer fixed, nothing written to disk by the server itself.
+func TestFixFailingTestEndToEnd(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: "fixer", NumCtx: 16384}, capsFull(), nil)
+	e.open("calc.go")
+	e.open("calc_test.go")
+	a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	if err := e.execute(context.Background(), a); err != nil {
+		t.Fatalf("run: %v (messages %q)", err, e.shownMessages())
+	}
+	edits := e.editsSent()
+	if len(edits) != 1 {
+		t.Fatalf("want one applyEdit, got %d (messages %q)", len(edits), e.shownMessages())
+	}
+	dc := edits[0].Edit.DocumentChanges
+	if len(dc) != 1 {
+		t.Fatalf("document changes %+v", dc)
+	}
+	td := dc[0].(*protocol.TextDocumentEdit)
+	if td.TextDocument.Version == nil || *td.TextDocument.Version != 1 {
+		t.Errorf("the edit must carry the open buffer's version: %+v", td.TextDocument)
+	}
+	if !strings.Contains(e.text("calc.go"), "return a + b") {
+		t.Errorf("buffer not fixed:\n%s", e.text("calc.go"))
+	}
+	if b, _ := exec.Command("cat", e.root+"/calc.go").Output(); !strings.Contains(string(b), "return a - b") {
+		t.Error("the server wrote the user's file itself; only the editor may")
+	}
+	prog := strings.Join(e.progressMessages(), "|")
+	for _, want := range []string{"begin:FrogNano: Fix failing test TestAdd", "report:Reading calc.go", "report:Editing calc.go", "end:1 files changed"} {
+		if !strings.Contains(prog, want) {
+			t.Errorf("progress lacks %q: %s", want, prog)
+		}
+	}
+}
+
+// TestCancelStopsTheRun: cancelling through the progress token ends the run at once:
+// no edit is applied and the agent's command is gone.
+func TestCancelStopsTheRun(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("slow", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
+		{ToolCalls: []modelgen.ToolCall{{Name: "Bash", Arguments: map[string]any{"command": "sleep 93"}}}},
+		{ToolCalls: []modelgen.ToolCall{{Name: "Write", Arguments: map[string]any{"file_path": "calc.go", "content": "broken"}}}},
+		{Content: "done"},
+	}})
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: "slow", NumCtx: 16384}, capsFull(), nil)
+	e.open("calc_test.go")
+	a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	errc := make(chan error, 1)
+	go func() { errc <- e.execute(context.Background(), a) }()
+	e.waitFor(30*time.Second, "the sleep to start", func() bool {
+		out, _ := exec.Command("pgrep", "-f", "sleep 93").Output()
+		return len(out) > 0
+	})
+	var token string
+	for _, p := range e.progress {
+		token = p.token
+	}
+	start := time.Now()
+	e.server.WorkDoneProgressCancel(context.Background(), &protocol.WorkDoneProgressCancelParams{Token: protocol.String(token)})
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("a cancelled run should answer with an error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run did not end within 5s of cancel")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+	if len(e.editsSent()) != 0 {
+		t.Error("a cancelled run applied an edit")
+	}
+	if out, _ := exec.Command("pgrep", "-f", "sleep 93").Output(); len(out) > 0 {
+		t.Errorf("the agent's command survived: %s", out)
+	}
+}
+
+// TestAppliedFalseIsReported: an editor that refuses the edit is not ignored.
+func TestAppliedFalseIsReported(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: "fixer", NumCtx: 16384}, capsFull(), nil)
+	e.applyHook = func(*protocol.ApplyWorkspaceEditParams) *protocol.ApplyWorkspaceEditResult {
+		reason := "the user rejected it"
+		return &protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: &reason}
+	}
+	e.open("calc_test.go")
+	a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	if err := e.execute(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	msgs := strings.Join(e.shownMessages(), "|")
+	if !strings.Contains(msgs, "did not apply FrogNano's change") || !strings.Contains(msgs, "the user rejected it") {
+		t.Errorf("messages: %s", msgs)
+	}
+}
+
+// TestOllamaDownIsExplained: the error names the address and says what to do.
+func TestOllamaDownIsExplained(t *testing.T) {
+	addr := closedAddr(t)
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: addr}, capsFull(), nil)
+	e.open("calc_test.go")
+	a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	if err := e.execute(context.Background(), a); err == nil {
+		t.Fatal("want an error")
+	}
+	msgs := strings.Join(e.shownMessages(), "|")
+	if !strings.Contains(msgs, "Ollama is not reachable at http://"+addr) || !strings.Contains(msgs, "ollama serve") {
+		t.Errorf("messages: %s", msgs)
+	}
+}

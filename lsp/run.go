@@ -1,0 +1,255 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/lsp/document"
+	"github.com/frognano/frognano/ollama"
+)
+
+// run is an agent run in progress.
+type run struct {
+	id     int
+	title  string
+	token  string
+	cancel context.CancelFunc
+}
+
+// errBusy is the answer when a run is already in progress and WhenBusy is "reject".
+type errBusy struct{ title string }
+
+func (e errBusy) Error() string {
+	return fmt.Sprintf("FrogNano is already working on %q; wait for it to finish or cancel it", e.title)
+}
+
+// runAction runs the agent for one action. With apply, the result is sent to the editor
+// as workspace/applyEdit (executeCommand); without, it is returned (codeAction/resolve).
+// Every failure is shown to the user and also returned to the request.
+func (s *server) runAction(ctx context.Context, d actionData, apply bool) (*protocol.WorkspaceEdit, error) {
+	edit, err := s.doRun(ctx, d, apply)
+	if err != nil {
+		var busy errBusy
+		switch {
+		case errors.As(err, &busy):
+			s.show(ctx, protocol.MessageTypeWarning, "%v", err)
+		case errors.Is(err, context.Canceled):
+			s.show(ctx, protocol.MessageTypeInfo, "FrogNano: %s was cancelled; nothing was changed", d.Title)
+			return nil, jsonrpc2.NewError(requestCancelled, "cancelled")
+		default:
+			s.show(ctx, protocol.MessageTypeError, "FrogNano: %s failed: %v", d.Title, err)
+		}
+		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+	}
+	return edit, nil
+}
+
+// requestCancelled is the LSP error code for a cancelled request.
+const requestCancelled = -32800
+
+func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol.WorkspaceEdit, error) {
+	settings, caps, root := s.snapshotSettings()
+	if root == "" {
+		return nil, errors.New("the editor opened no workspace folder; open the project's folder")
+	}
+	rel := relPath(root, d.URI)
+	task, err := instruction(d, rel)
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.acquire(ctx, settings, d.Title); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.slot }()
+	r := s.register(d.Title, cancel)
+	defer s.unregister(r)
+
+	prog := s.beginProgress(ctx, caps, r, "FrogNano: "+d.Title)
+	cfg := settings.ollamaConfig(s.opts.Env)
+	model, err := s.agentModel(cfg)
+	if err != nil {
+		prog.end("failed")
+		return nil, err
+	}
+	base := s.openDocuments(root)
+	overlays := map[string][]byte{}
+	for rel, doc := range base {
+		overlays[rel] = []byte(doc.Text)
+	}
+	trajDir := filepath.Join(s.cacheDir(), "trajectories")
+	res, err := agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays}, agent.Options{
+		Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
+		WorkDir:    s.opts.AgentWorkDir,
+		Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),
+		OnEvent:    prog.event,
+	})
+	if err != nil {
+		prog.end("failed")
+		if errors.Is(err, agent.ErrNoTools) {
+			return nil, fmt.Errorf("%w: choose a model with tool support (setting frognano.model) or import FrogNano with `frognano model import`", err)
+		}
+		return nil, ollama.Explain(err, cfg)
+	}
+	s.logf(ctx, "%s: %s after %d steps; trajectory %s", d.Title, res.Exit, res.Steps, res.Trajectory)
+	switch res.Exit {
+	case agent.ExitDone:
+	case agent.ExitCancelled:
+		prog.end("cancelled")
+		return nil, context.Canceled
+	default:
+		prog.end(string(res.Exit))
+		return nil, fmt.Errorf("the agent stopped (%s): %s. Its partial changes were not applied; see the trajectory at %s", res.Exit, res.Error, res.Trajectory)
+	}
+
+	if d.Action == "explain" {
+		prog.end("done")
+		return nil, s.showAnswer(ctx, caps, d, res.Answer)
+	}
+	if res.Changes == nil || len(res.Changes.Files) == 0 {
+		prog.end("no changes")
+		s.show(ctx, protocol.MessageTypeInfo, "FrogNano finished %s without changing files. %s", d.Title, res.Answer)
+		return nil, nil
+	}
+	edit, skipped, err := buildEdit(res.Changes, base, s.docs, root, caps, settings.preview(), d.Title, res.Answer)
+	if err != nil {
+		prog.end("failed")
+		return nil, err
+	}
+	if len(skipped) > 0 {
+		s.show(ctx, protocol.MessageTypeWarning, "FrogNano left out changes that conflict with your edits: %s", strings.Join(skipped, "; "))
+	}
+	summary := fmt.Sprintf("%d files changed", len(res.Changes.Files)-len(skipped))
+	if !apply {
+		prog.end(summary)
+		return edit, nil
+	}
+	label := "FrogNano: " + d.Title
+	result, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: *edit})
+	switch {
+	case err != nil:
+		prog.end("not applied")
+		return nil, fmt.Errorf("sending the edit to the editor: %w", err)
+	case !result.Applied:
+		prog.end("not applied")
+		reason := "no reason given"
+		if result.FailureReason != nil {
+			reason = *result.FailureReason
+		}
+		s.show(ctx, protocol.MessageTypeWarning, "Your editor did not apply FrogNano's change for %s (%s). If you edited the file meanwhile, run the action again.", d.Title, reason)
+		return nil, nil
+	}
+	prog.end(summary)
+	if res.Answer != "" {
+		s.logf(ctx, "%s: %s", d.Title, res.Answer)
+	}
+	return nil, nil
+}
+
+// acquire takes the workspace's run slot: at once, or by waiting when WhenBusy is "queue".
+func (s *server) acquire(ctx context.Context, settings Settings, title string) error {
+	select {
+	case s.slot <- struct{}{}:
+		return nil
+	default:
+	}
+	if settings.WhenBusy != "queue" {
+		return errBusy{s.currentTitle()}
+	}
+	select {
+	case s.slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *server) currentTitle() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		return r.title
+	}
+	return "another action"
+}
+
+func (s *server) register(title string, cancel context.CancelFunc) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextRun++
+	r := &run{id: s.nextRun, title: title, cancel: cancel, token: fmt.Sprintf("frognano-run-%d", s.nextRun)}
+	s.runs[r.id] = r
+	s.byToken[r.token] = r
+	return r
+}
+
+func (s *server) unregister(r *run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.runs, r.id)
+	delete(s.byToken, r.token)
+}
+
+func (s *server) cancelAll() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		r.cancel()
+	}
+	return len(s.runs)
+}
+
+// openDocuments are the editor's buffers inside root, by relative path: the agent works on
+// them as the user sees them, saved or not.
+func (s *server) openDocuments(root string) map[string]document.Snapshot {
+	out := map[string]document.Snapshot{}
+	for _, d := range s.docs.All() {
+		p := uri.URI(d.URI).FsPath()
+		if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+			out[filepath.ToSlash(r)] = d
+		}
+	}
+	return out
+}
+
+func (s *server) cacheDir() string {
+	if s.opts.CacheDir != "" {
+		return s.opts.CacheDir
+	}
+	return filepath.Join(ollama.CacheDir(), "lsp")
+}
+
+// showAnswer shows an explanation: as a Markdown document when the client can open one,
+// else as a message.
+func (s *server) showAnswer(ctx context.Context, caps clientCaps, d actionData, answer string) error {
+	if answer == "" {
+		answer = "(FrogNano gave no explanation.)"
+	}
+	if caps.showDocument {
+		dir := filepath.Join(s.cacheDir(), "explanations")
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			p := filepath.Join(dir, time.Now().UTC().Format("20060102-150405.000")+".md")
+			text := "# " + d.Title + "\n\n" + answer + "\n"
+			if err := os.WriteFile(p, []byte(text), 0o644); err == nil {
+				res, err := s.client.ShowDocument(ctx, &protocol.ShowDocumentParams{URI: uri.File(p), TakeFocus: ptr(true)})
+				if err == nil && res.Success {
+					return nil
+				}
+			}
+		}
+	}
+	s.show(ctx, protocol.MessageTypeInfo, "%s", answer)
+	return nil
+}

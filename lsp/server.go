@@ -1,0 +1,131 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/lsp/document"
+	"github.com/frognano/frognano/ollama"
+)
+
+// Options configure a server instance (the process, not the user: that is Settings).
+type Options struct {
+	// Env is the Ollama configuration from the environment; Settings override it.
+	Env ollama.Config
+	// Log receives the server's log (the editor's log shows window/logMessage too).
+	Log io.Writer
+	// CacheDir holds explanations shown as documents.
+	CacheDir string
+	// AgentWorkDir, when set, is the parent of the agents' private copies (tests).
+	AgentWorkDir string
+}
+
+// server implements protocol.Server. Handlers are thin: they decode, look up state and
+// call the logic in actions.go, run.go and edit.go.
+type server struct {
+	protocol.UnimplementedServer
+	client    protocol.Client
+	opts      Options
+	docs      *document.Store
+	log       *log.Logger
+	closeConn func()
+
+	// mu guards the fields below it.
+	mu       sync.Mutex
+	settings Settings
+	caps     clientCaps
+	root     string // the workspace folder, a local path
+	state    lifecycle
+	// runs are the agent runs in progress, by id; each can be cancelled.
+	runs map[int]*run
+	// byToken maps a progress token to its run, for window/workDoneProgress/cancel.
+	byToken map[string]*run
+	nextRun int
+	// slot is held by the run in progress: one run per workspace at a time.
+	slot chan struct{}
+}
+
+type lifecycle int
+
+const (
+	starting lifecycle = iota
+	running
+	shutDown // after shutdown, before exit
+	exited
+	exitedClean // exit after shutdown: exit code 0
+)
+
+// clientCaps are what the client told us it can do, reduced to what we use.
+type clientCaps struct {
+	progress        bool // window/workDoneProgress
+	showDocument    bool
+	configuration   bool // workspace/configuration
+	documentChanges bool
+	resourceOps     map[string]bool // create, rename, delete
+	annotations     bool            // change annotations (preview/confirmation)
+	resolveEdit     bool            // codeAction/resolve of "edit"
+	codeActionData  bool
+}
+
+func newServer(client protocol.Client, opts Options) *server {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &server{
+		client:  client,
+		opts:    opts,
+		docs:    document.NewStore(),
+		log:     log.New(opts.Log, "frognano-lsp: ", log.LstdFlags|log.Lmsgprefix),
+		runs:    map[int]*run{},
+		byToken: map[string]*run{},
+		slot:    make(chan struct{}, 1),
+	}
+}
+
+// logf writes to the log file and, best effort, to the editor's log.
+func (s *server) logf(ctx context.Context, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	s.log.Print(msg)
+	go s.client.LogMessage(context.WithoutCancel(ctx), &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
+}
+
+// show tells the user something in the editor's message area.
+func (s *server) show(ctx context.Context, typ protocol.MessageType, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	s.log.Print(msg)
+	if err := s.client.ShowMessage(context.WithoutCancel(ctx), &protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
+		s.log.Printf("showMessage: %v", err)
+	}
+}
+
+func (s *server) snapshotSettings() (Settings, clientCaps, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings, s.caps, s.root
+}
+
+func (s *server) agentModel(cfg ollama.Config) (agent.Model, error) { return cfg.Client() }
+
+// stopAll cancels every run; used when the connection ends.
+func (s *server) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		r.cancel()
+	}
+}
+
+func (s *server) exitCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == exitedClean {
+		return 0
+	}
+	return 1
+}
