@@ -156,4 +156,3 @@ func rootOf(p *protocol.InitializeParams) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-

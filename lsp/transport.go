@@ -40,14 +40,14 @@ func (codec) Unmarshal(data []byte, v any) error {
 // the spec orders document sync before the requests that follow it, and go.lsp.dev v1's
 // async handler would otherwise let a codeAction overtake the didChange before it.
 var inOrder = map[string]bool{
-	protocol.MethodTextDocumentDidOpen:           true,
-	protocol.MethodTextDocumentDidChange:         true,
-	protocol.MethodTextDocumentDidClose:          true,
-	protocol.MethodTextDocumentDidSave:           true,
+	protocol.MethodTextDocumentDidOpen:             true,
+	protocol.MethodTextDocumentDidChange:           true,
+	protocol.MethodTextDocumentDidClose:            true,
+	protocol.MethodTextDocumentDidSave:             true,
 	protocol.MethodWorkspaceDidChangeConfiguration: true,
-	protocol.MethodInitialize:                    true,
-	protocol.MethodInitialized:                   true,
-	protocol.MethodExit:                          true,
+	protocol.MethodInitialize:                      true,
+	protocol.MethodInitialized:                     true,
+	protocol.MethodExit:                            true,
 }
 
 // ordered runs document sync inline and releases everything else to run concurrently.
