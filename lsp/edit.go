@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -91,7 +92,7 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 		}
 	}
 	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 {
-		return nil, skipped, errors.New("every change conflicts with your edits; nothing to apply")
+		return nil, skipped, fmt.Errorf("every change conflicts with your edits, nothing to apply: %s", strings.Join(skipped, "; "))
 	}
 	return edit, skipped, nil
 }

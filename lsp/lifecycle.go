@@ -80,7 +80,8 @@ func (s *server) Exit(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	if s.closeConn != nil {
-		s.closeConn()
+		// Not inline: closing waits for the read loop, which is running this handler.
+		go s.closeConn()
 	}
 	return nil
 }

@@ -219,6 +219,35 @@ func BenchmarkCopy10k(b *testing.B) {
 		}
 		reportMs(b)
 	})
+	// git-base-alternates is git-base with the source's object store as an alternate
+	// (read only): committed content needs no new objects, only hashing.
+	b.Run("git-base-alternates", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			dst := newDir()
+			if err := copyTree(ctx, src, dst); err != nil {
+				b.Fatal(err)
+			}
+			w := &Workspace{Root: dst}
+			b.StartTimer()
+			if _, err := w.git(ctx, "init", "-q"); err != nil {
+				b.Fatal(err)
+			}
+			alt := filepath.Join(dst, ".git", "objects", "info", "alternates")
+			if err := os.WriteFile(alt, []byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"add", "-A"},
+				{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
+			} {
+				if _, err := w.git(ctx, args...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		reportMs(b)
+	})
 	// worktree-base: a worktree already has HEAD and a populated index, so laying the base
 	// (overlays included) is add -A + commit over an index that only needs stat checks.
 	b.Run("worktree-base", func(b *testing.B) {

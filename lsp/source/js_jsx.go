@@ -23,6 +23,8 @@ func (sc *jsScan) scanJSX(i int) (int, bool) {
 }
 
 func (sc *jsScan) scanJSXOnce(i int) (int, bool) {
+	sc.guesses++
+	defer func() { sc.guesses-- }()
 	src := sc.src
 	j := skipSpace(src, i+1)
 	if j < len(src) && src[j] == '>' {

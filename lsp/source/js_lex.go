@@ -44,10 +44,11 @@ type jsScan struct {
 	jsxEnd   map[int]int // -1: not JSX
 	braceEnd map[int]int
 	budget   int
+	guesses  int // JSX guesses in progress: a brace group inside one may give up
 }
 
 func newJSScan(src string, jsx bool) *jsScan {
-	return &jsScan{src: src, jsx: jsx, jsxEnd: map[int]int{}, braceEnd: map[int]int{}, budget: 16*len(src) + 1<<16}
+	return &jsScan{src: src, jsx: jsx, jsxEnd: map[int]int{}, braceEnd: map[int]int{}, budget: 4*len(src) + 1<<16}
 }
 
 func (sc *jsScan) guessing() bool { return sc.budget > 0 }
@@ -168,6 +169,9 @@ var jsPuncts = []string{
 }
 
 func jsPunctLen(s string) int {
+	if len(s) < 2 || !strings.ContainsRune("=!*&|?<.+-/%^", rune(s[0])) {
+		return 1
+	}
 	for _, p := range jsPuncts {
 		if strings.HasPrefix(s, p) {
 			if p == "?." && len(s) > 2 && isDigit(s[2]) {
@@ -218,18 +222,26 @@ func (sc *jsScan) skipBraces(i int) int {
 	if e, ok := sc.braceEnd[i]; ok {
 		return e
 	}
-	e := sc.skipBracesOnce(i)
-	sc.braceEnd[i] = e
+	e, complete := sc.skipBracesOnce(i)
+	if complete {
+		sc.braceEnd[i] = e
+	}
 	return e
 }
 
-func (sc *jsScan) skipBracesOnce(i int) int {
+// skipBracesOnce gives up (returning the end of the text, which fails the guess) when
+// the budget runs out inside a JSX guess: the guesses nest, and each would otherwise
+// read on to the end of the file.
+func (sc *jsScan) skipBracesOnce(i int) (int, bool) {
 	sub := &jsLexer{jsScan: sc, pos: i}
 	depth := 0
 	for {
+		if sc.guesses > 0 && !sc.guessing() {
+			return len(sc.src), false
+		}
 		t, ok := sub.next()
 		if !ok {
-			return len(sc.src)
+			return len(sc.src), true
 		}
 		sc.budget--
 		if t.kind != jsPunct {
@@ -240,7 +252,7 @@ func (sc *jsScan) skipBracesOnce(i int) int {
 			depth++
 		case '}':
 			if depth == 0 {
-				return t.end
+				return t.end, true
 			}
 			depth--
 		}

@@ -1,0 +1,274 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/ollama"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+func scripted(t *testing.T, srv *ollamatest.Server, name string, turns ...modelgen.Turn) ollama.Config {
+	t.Helper()
+	srv.Scripted(name, modelgen.Qwen3, modelgen.Script{Turns: turns})
+	return ollama.Config{Host: srv.Host, Model: name, NumCtx: 16384}
+}
+
+func calls(cs ...modelgen.ToolCall) modelgen.Turn { return modelgen.Turn{ToolCalls: cs} }
+
+func tc(name string, args map[string]any) modelgen.ToolCall {
+	return modelgen.ToolCall{Name: name, Arguments: args}
+}
+
+// TestResolveReturnsTheEdit: a client that resolves edits gets actions with data and the
+// edit in the resolve answer; the server sends no applyEdit of its own.
+func TestResolveReturnsTheEdit(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	caps := capsFull()
+	caps.TextDocument = &protocol.TextDocumentClientCapabilities{CodeAction: &protocol.CodeActionClientCapabilities{
+		DataSupport: ptr(true), ResolveSupport: protocol.ClientCodeActionResolveOptions{Properties: []string{"edit"}}}}
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: "fixer", NumCtx: 16384}, caps, nil)
+	e.open("calc.go")
+	e.open("calc_test.go")
+	a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	if a.Data == nil || a.Command.Command != "" {
+		t.Fatalf("want data and no command: %+v", a)
+	}
+	resolved, err := e.server.CodeActionResolve(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resolved.Edit == nil || len(resolved.Edit.DocumentChanges) != 1 {
+		t.Fatalf("resolved edit: %+v", resolved.Edit)
+	}
+	if reason := e.apply(resolved.Edit); reason != "" {
+		t.Fatal(reason)
+	}
+	if !strings.Contains(e.text("calc.go"), "return a + b") {
+		t.Error("resolved edit does not fix the file")
+	}
+	if n := len(e.editsSent()); n != 0 {
+		t.Errorf("the server sent %d applyEdits on resolve", n)
+	}
+}
+
+// TestEditDuringRun: the user types elsewhere in the file while the agent works; the
+// agent's change is carried over onto the new text. Typing on the same line instead
+// leaves the change out and says why.
+func TestEditDuringRun(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	for _, tc := range []struct {
+		name, old, new string
+		applied        bool
+	}{
+		{"elsewhere", "// Mul returns the product of a and b.", "// Mul multiplies.", true},
+		{"same line", "return a - b", "return b - a", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: "fixer", NumCtx: 16384}, capsFull(), nil)
+			e.open("calc.go")
+			e.open("calc_test.go")
+			a := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+			errc := make(chan error, 1)
+			go func() { errc <- e.execute(context.Background(), a) }()
+			e.waitFor(3*time.Minute, "the agent's edit", func() bool {
+				return strings.Contains(strings.Join(e.progressMessages(), "|"), "report:Editing calc.go")
+			})
+			e.edit("calc.go", tc.old, tc.new)
+			err := <-errc
+			text := e.text("calc.go")
+			if tc.applied {
+				if err != nil || !strings.Contains(text, "return a + b") || !strings.Contains(text, "// Mul multiplies.") {
+					t.Fatalf("err %v; want both changes:\n%s", err, text)
+				}
+				if v := *e.editsSent()[0].Edit.DocumentChanges[0].(*protocol.TextDocumentEdit).TextDocument.Version; v != 2 {
+					t.Errorf("the re-based edit must be for the current version 2, got %d", v)
+				}
+				return
+			}
+			if err == nil || len(e.editsSent()) != 0 || !strings.Contains(text, "return b - a") {
+				t.Fatalf("err %v, %d edits, text:\n%s", err, len(e.editsSent()), text)
+			}
+			if msgs := strings.Join(e.shownMessages(), "|"); !strings.Contains(msgs, "you changed the same lines the agent did") {
+				t.Errorf("messages: %s", msgs)
+			}
+		})
+	}
+}
+
+// TestMultiFileResult: created and modified files arrive in one edit, annotated for
+// confirmation where the client supports it.
+func TestMultiFileResult(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "multi",
+		calls(tc("Write", map[string]any{"file_path": "mul_test.go", "content": "package calc\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {}\n"}),
+			tc("Edit", map[string]any{"file_path": "calc.go", "old_string": "panic(\"not implemented\")", "new_string": "return a * b"})),
+		modelgen.Turn{Content: "Implemented Mul and added a test."})
+	caps := capsFull()
+	caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{}
+	e := newEditor(t, sampleWorkspace, cfg, caps, nil)
+	e.open("calc.go")
+	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err != nil {
+		t.Fatal(err)
+	}
+	edits := e.editsSent()
+	if len(edits) != 1 {
+		t.Fatalf("%d edits; messages %q", len(edits), e.shownMessages())
+	}
+	w := edits[0].Edit
+	var kinds []string
+	for _, dc := range w.DocumentChanges {
+		switch c := dc.(type) {
+		case *protocol.CreateFile:
+			kinds = append(kinds, "create "+filepath.Base(c.URI.FsPath()))
+			if c.AnnotationID != annotationID {
+				t.Error("create not annotated")
+			}
+		case *protocol.TextDocumentEdit:
+			kinds = append(kinds, "edit "+filepath.Base(c.TextDocument.URI.FsPath()))
+			if _, ok := c.Edits[0].(*protocol.AnnotatedTextEdit); !ok {
+				t.Error("text edit not annotated")
+			}
+		}
+	}
+	if strings.Join(sorted(kinds), ",") != "create mul_test.go,edit calc.go,edit mul_test.go" {
+		t.Errorf("changes %v", kinds)
+	}
+	if a := w.ChangeAnnotations[annotationID]; a.NeedsConfirmation == nil || !*a.NeedsConfirmation || !strings.Contains(a.Label, "Implement Mul") {
+		t.Errorf("annotation %+v", a)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, "mul_test.go")); !strings.Contains(string(b), "func TestMul") {
+		t.Errorf("created file: %q", b)
+	}
+	if !strings.Contains(e.text("calc.go"), "return a * b") {
+		t.Error("calc.go not changed")
+	}
+}
+
+// TestBusy: a second action while one runs is refused with a clear message.
+func TestBusy(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "slow", calls(tc("Bash", map[string]any{"command": "sleep 94"})), modelgen.Turn{Content: "done"})
+	e := newEditor(t, sampleWorkspace, cfg, capsFull(), nil)
+	e.open("calc_test.go")
+	e.open("calc.go")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- e.execute(ctx, find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")) }()
+	e.waitFor(30*time.Second, "the first run", func() bool { return len(e.progressMessages()) > 0 })
+	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err == nil {
+		t.Error("a second run should be refused")
+	}
+	if msgs := strings.Join(e.shownMessages(), "|"); !strings.Contains(msgs, `already working on "Fix failing test TestAdd"`) {
+		t.Errorf("messages: %s", msgs)
+	}
+	// Cancelling the request ($/cancelRequest) stops the first run too.
+	cancel()
+	select {
+	case <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatal("$/cancelRequest did not stop the run")
+	}
+}
+
+// TestExplainShowsADocument and TestAskTakesAnInstruction cover the answer-only action and
+// the free-form one.
+func TestExplainShowsADocument(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "explainer", modelgen.Turn{Content: "`Add` subtracts: **a bug**."})
+	e := newEditor(t, sampleWorkspace, cfg, capsFull(), nil)
+	e.open("calc.go")
+	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "return a - b", true), "Explain Add")); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.shown) != 1 {
+		t.Fatalf("shown %v; messages %q", e.shown, e.shownMessages())
+	}
+	b, _ := os.ReadFile(uri.URI(e.shown[0]).FsPath())
+	if !strings.Contains(string(b), "# Explain Add") || !strings.Contains(string(b), "`Add` subtracts: **a bug**.") {
+		t.Errorf("document:\n%s", b)
+	}
+	if len(e.editsSent()) != 0 {
+		t.Error("explain must not edit")
+	}
+}
+
+func TestAskTakesAnInstruction(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "asker",
+		calls(tc("Edit", map[string]any{"file_path": "calc.go", "old_string": "// Add returns", "new_string": "// Add adds and returns"})),
+		modelgen.Turn{Content: "Reworded."})
+	e := newEditor(t, sampleWorkspace, cfg, capsFull(), nil)
+	e.open("calc.go")
+	a := find(t, e.actions("calc.go", "return a - b", true), "Ask FrogNano…")
+	var d actionData
+	json.Unmarshal(a.Command.Arguments[0], &d)
+	if err := e.execute(context.Background(), a); err == nil || !strings.Contains(strings.Join(e.shownMessages(), "|"), "needs an instruction") {
+		t.Errorf("ask without an instruction: %v %q", err, e.shownMessages())
+	}
+	d.Instruction = "Reword the comment of Add."
+	raw, _ := json.Marshal(d)
+	if _, err := e.server.ExecuteCommand(context.Background(), &protocol.ExecuteCommandParams{Command: CommandAsk, Arguments: []protocol.LSPAny{raw}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.text("calc.go"), "// Add adds and returns") {
+		t.Errorf("not applied:\n%s", e.text("calc.go"))
+	}
+}
+
+// TestConfiguration: initializationOptions, workspace/configuration and
+// didChangeConfiguration all reach the server; here they switch actions off.
+func TestConfiguration(t *testing.T) {
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(),
+		map[string]any{"frognano": map[string]any{"actions": map[string]bool{"explain": false}}})
+	e.open("calc.go")
+	has := func(prefix string) bool {
+		for _, title := range titles(e.actions("calc.go", "return a - b", true)) {
+			if strings.HasPrefix(title, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	if has("Explain") || !has("Ask") || !has("Write tests") {
+		t.Fatalf("initializationOptions: %q", titles(e.actions("calc.go", "return a - b", true)))
+	}
+	e.mu.Lock()
+	e.config = json.RawMessage(`{"actions": {"tests": false}}`)
+	e.mu.Unlock()
+	e.server.DidChangeConfiguration(context.Background(), &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`{"frognano": {"actions": {"ask": false}}}`)})
+	e.waitFor(5*time.Second, "the pulled configuration", func() bool { return !has("Write tests") })
+	if has("Ask") || has("Explain") {
+		t.Errorf("after didChangeConfiguration: %q", titles(e.actions("calc.go", "return a - b", true)))
+	}
+}
+
+// TestShutdownExit: exit after shutdown ends the server with code 0.
+func TestShutdownExit(t *testing.T) {
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(), nil)
+	if err := e.server.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.server.Exit(context.Background())
+	select {
+	case code := <-e.done:
+		if code != 0 {
+			t.Errorf("exit code %d after shutdown", code)
+		}
+		e.done <- code // for the cleanup
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not exit")
+	}
+}
