@@ -166,7 +166,9 @@ func TestBusy(t *testing.T) {
 	e.open("calc.go")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- e.execute(ctx, find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")) }()
+	go func() {
+		errc <- e.execute(ctx, find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd"))
+	}()
 	e.waitFor(30*time.Second, "the first run", func() bool { return len(e.progressMessages()) > 0 })
 	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err == nil {
 		t.Error("a second run should be refused")
@@ -193,10 +195,13 @@ func TestExplainShowsADocument(t *testing.T) {
 	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "return a - b", true), "Explain Add")); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.shown) != 1 {
-		t.Fatalf("shown %v; messages %q", e.shown, e.shownMessages())
+	e.mu.Lock()
+	shown := append([]string(nil), e.shown...)
+	e.mu.Unlock()
+	if len(shown) != 1 {
+		t.Fatalf("shown %v; messages %q", shown, e.shownMessages())
 	}
-	b, _ := os.ReadFile(uri.URI(e.shown[0]).FsPath())
+	b, _ := os.ReadFile(uri.URI(shown[0]).FsPath())
 	if !strings.Contains(string(b), "# Explain Add") || !strings.Contains(string(b), "`Add` subtracts: **a bug**.") {
 		t.Errorf("document:\n%s", b)
 	}

@@ -55,8 +55,9 @@ func (s *server) Initialized(ctx context.Context, _ *protocol.InitializedParams)
 	pull := s.caps.configuration
 	s.mu.Unlock()
 	if pull {
-		// A request to the client must not run on the read loop, which reads its reply.
-		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
+		// A request to the client must not run on the read loop, which reads its reply; it
+		// outlives this handler, whose context ends when it returns.
+		go s.pullConfiguration(context.WithoutCancel(ctx))
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func (s *server) DidChangeConfiguration(ctx context.Context, p *protocol.DidChan
 		s.logf(ctx, "didChangeConfiguration: %v (ignored)", err)
 	}
 	if pull {
-		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
+		go s.pullConfiguration(context.WithoutCancel(ctx))
 	}
 	return nil
 }

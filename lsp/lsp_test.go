@@ -190,9 +190,11 @@ func TestCancelStopsTheRun(t *testing.T) {
 		return len(out) > 0
 	})
 	var token string
+	e.mu.Lock()
 	for _, p := range e.progress {
 		token = p.token
 	}
+	e.mu.Unlock()
 	start := time.Now()
 	e.server.WorkDoneProgressCancel(context.Background(), &protocol.WorkDoneProgressCancelParams{Token: protocol.String(token)})
 	select {

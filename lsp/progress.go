@@ -19,7 +19,7 @@ type progress struct {
 }
 
 func (s *server) beginProgress(ctx context.Context, caps clientCaps, r *run, title string) *progress {
-	p := &progress{s: s, ctx: context.WithoutCancel(ctx), token: protocol.String(r.token)}
+	p := &progress{s: s, ctx: context.Background(), token: protocol.String(r.token)}
 	if !caps.progress {
 		return p
 	}

@@ -92,14 +92,15 @@ func newServer(client protocol.Client, opts Options) *server {
 func (s *server) logf(ctx context.Context, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	s.log.Print(msg)
-	go s.client.LogMessage(context.WithoutCancel(ctx), &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
+	// Detached: the request's context may be recycled before this goroutine runs.
+	go s.client.LogMessage(context.Background(), &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
 }
 
 // show tells the user something in the editor's message area.
 func (s *server) show(ctx context.Context, typ protocol.MessageType, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	s.log.Print(msg)
-	if err := s.client.ShowMessage(context.WithoutCancel(ctx), &protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
+	if err := s.client.ShowMessage(context.Background(), &protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
 		s.log.Printf("showMessage: %v", err)
 	}
 }

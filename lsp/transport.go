@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"io"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -38,7 +39,7 @@ func (codec) Unmarshal(data []byte, v any) error {
 
 // inOrder lists the methods handled on the read loop, before any later message is read:
 // the spec orders document sync before the requests that follow it, and go.lsp.dev v1's
-// async handler would otherwise let a codeAction overtake the didChange before it.
+// async dispatch would otherwise let a codeAction overtake the didChange before it.
 var inOrder = map[string]bool{
 	protocol.MethodTextDocumentDidOpen:             true,
 	protocol.MethodTextDocumentDidChange:           true,
@@ -48,15 +49,67 @@ var inOrder = map[string]bool{
 	protocol.MethodInitialize:                      true,
 	protocol.MethodInitialized:                     true,
 	protocol.MethodExit:                            true,
+	protocol.MethodCancelRequest:                   true,
 }
 
-// ordered runs document sync inline and releases everything else to run concurrently.
-func ordered(h jsonrpc2.Handler) jsonrpc2.Handler {
+// dispatcher runs document sync in order, everything else concurrently, and cancels
+// requests on $/cancelRequest.
+//
+// It replaces jsonrpc2's CancelHandler, which derives a context from the pooled
+// per-request context: the watcher goroutine of that derivation can read the request after
+// the library has recycled it (a data race, and a "nil parent" panic, seen under -race).
+// Here each request gets a context of our own, derived from the connection's, which is
+// also safe to keep after the handler returns (an agent run outlives nothing, but its
+// cleanup does).
+type dispatcher struct {
+	mu       sync.Mutex // guards inflight
+	inflight map[jsonrpc2.ID]context.CancelFunc
+}
+
+func (d *dispatcher) handler(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == protocol.MethodCancelRequest {
+			var p protocol.CancelParams
+			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+			}
+			d.cancel(p.ID)
+			return nil, nil
+		}
 		if !inOrder[req.Method()] {
 			jsonrpc2.Async(ctx)
 		}
-		return h(ctx, req)
+		hctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
+		defer cancel()
+		if req.IsCall() {
+			id := req.ID()
+			d.mu.Lock()
+			d.inflight[id] = cancel
+			d.mu.Unlock()
+			defer func() {
+				d.mu.Lock()
+				delete(d.inflight, id)
+				d.mu.Unlock()
+			}()
+		}
+		return h(hctx, req)
+	}
+}
+
+func (d *dispatcher) cancel(id protocol.ProgressToken) {
+	var key jsonrpc2.ID
+	switch id := id.(type) {
+	case protocol.Integer:
+		key = jsonrpc2.NewNumberID(int64(id))
+	case protocol.String:
+		key = jsonrpc2.NewStringID(string(id))
+	default:
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.inflight[key]; c != nil {
+		c()
 	}
 }
 
@@ -69,7 +122,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	s := newServer(client, opts)
 	s.closeConn = func() { conn.Close() }
 	ctx = protocol.WithClient(ctx, client)
-	conn.Go(ctx, protocol.CancelHandler(ordered(protocol.ServerHandler(s, jsonrpc2.MethodNotFoundHandler))))
+	d := &dispatcher{inflight: map[jsonrpc2.ID]context.CancelFunc{}}
+	conn.Go(ctx, d.handler(protocol.ServerHandler(s, jsonrpc2.MethodNotFoundHandler)))
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
