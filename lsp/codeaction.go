@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -20,7 +21,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	if !ok {
 		return nil, nil // not open: nothing we can say about it
 	}
-	in, err := newInput(snap, root, fromRange(p.Range), p.Context.Diagnostics)
+	in, err := newInput(snap, root, fromRange(p.Range), p.Context.Diagnostics, s.funcs.get)
 	if err != nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
 	}
@@ -31,7 +32,10 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	return out, nil
 }
 
-func newInput(snap document.Snapshot, root string, rng document.Range, diags []protocol.Diagnostic) (*actionInput, error) {
+// funcsOf returns a document's functions; the server caches them per document version.
+type funcsOf func(snap document.Snapshot, lang source.Lang, rel string) []source.Func
+
+func newInput(snap document.Snapshot, root string, rng document.Range, diags []protocol.Diagnostic, funcs funcsOf) (*actionInput, error) {
 	start, err := document.OffsetOf(snap.Text, rng.Start)
 	if err != nil {
 		return nil, err
@@ -46,10 +50,59 @@ func newInput(snap document.Snapshot, root string, rng document.Range, diags []p
 	in := &actionInput{snap: snap, rel: relPath(root, snap.URI), rng: rng, start: start, end: end, diagnostics: diags}
 	in.lang = source.LangOf(in.rel, snap.LanguageID)
 	if in.lang != "" {
-		// A file that does not parse still gets the actions that need no function.
-		in.fn, _ = source.Enclosing(in.lang, in.rel, snap.Text, start)
+		in.fn = innermost(funcs(snap, in.lang, in.rel), start)
 	}
 	return in, nil
+}
+
+// innermost is the narrowest function whose range holds offset.
+func innermost(fs []source.Func, offset int) *source.Func {
+	var best *source.Func
+	for i := range fs {
+		f := &fs[i]
+		if f.Start <= offset && offset <= f.End && (best == nil || f.End-f.Start < best.End-best.Start) {
+			best = f
+		}
+	}
+	return best
+}
+
+// funcCache keeps the parsed functions of each open document's latest version, so that
+// listing actions as the cursor moves costs a lookup, not a parse. mu guards byURI.
+type funcCache struct {
+	mu    sync.Mutex
+	byURI map[string]cachedFuncs
+}
+
+type cachedFuncs struct {
+	version int32
+	text    string // the text they were parsed from: versions alone can repeat on reopen
+	funcs   []source.Func
+}
+
+func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []source.Func {
+	c.mu.Lock()
+	if e, ok := c.byURI[snap.URI]; ok && e.version == snap.Version && e.text == snap.Text {
+		c.mu.Unlock()
+		return e.funcs
+	}
+	c.mu.Unlock()
+	// A file that does not parse still gets what can be found, and the actions that need
+	// no function.
+	fs, _ := source.Funcs(lang, rel, snap.Text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byURI == nil {
+		c.byURI = map[string]cachedFuncs{}
+	}
+	c.byURI[snap.URI] = cachedFuncs{version: snap.Version, text: snap.Text, funcs: fs}
+	return fs
+}
+
+func (c *funcCache) forget(uri string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byURI, uri)
 }
 
 // codeActionFor makes the action a client can use: with data to resolve when it resolves

@@ -26,7 +26,7 @@ import (
 // answers server requests the way a real editor would, applying workspace edits to its
 // buffers and, for files it has not open, to disk.
 type editor struct {
-	t      *testing.T
+	t      testing.TB
 	root   string
 	server protocol.Server
 	conn   jsonrpc2.Conn
@@ -77,7 +77,7 @@ func capsFull() protocol.ClientCapabilities {
 
 // newEditor writes the txtar workspace, starts the server in-process on a pipe with the
 // given Ollama configuration, and initializes it.
-func newEditor(t *testing.T, files string, env ollama.Config, caps protocol.ClientCapabilities, initOpts any) *editor {
+func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.ClientCapabilities, initOpts any) *editor {
 	t.Helper()
 	root := t.TempDir()
 	for _, f := range txtar.Parse([]byte(files)).Files {

@@ -33,6 +33,7 @@ type server struct {
 	client    protocol.Client
 	opts      Options
 	docs      *document.Store
+	funcs     funcCache
 	log       *log.Logger
 	closeConn func()
 

@@ -6,6 +6,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/frognano/frognano/lsp/document"
+	"github.com/frognano/frognano/lsp/source"
 )
 
 // Document sync handlers run on the read loop (see transport.go), so the store always
@@ -14,6 +15,7 @@ import (
 func (s *server) DidOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) error {
 	d := p.TextDocument
 	s.docs.Open(string(d.URI), string(d.LanguageID), d.Version, d.Text)
+	go s.warm(string(d.URI))
 	return nil
 }
 
@@ -32,11 +34,13 @@ func (s *server) DidChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 		// A lost change means our copy of the buffer is wrong: say so, loudly, once.
 		s.show(ctx, protocol.MessageTypeError, "frognano lost track of %s (%v); close and reopen the file", p.TextDocument.URI, err)
 	}
+	go s.warm(string(p.TextDocument.URI))
 	return nil
 }
 
 func (s *server) DidClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) error {
 	s.docs.Close(string(p.TextDocument.URI))
+	s.funcs.forget(string(p.TextDocument.URI))
 	return nil
 }
 
@@ -55,5 +59,20 @@ func toRange(r document.Range) protocol.Range {
 	return protocol.Range{
 		Start: protocol.Position{Line: r.Start.Line, Character: r.Start.Character},
 		End:   protocol.Position{Line: r.End.Line, Character: r.End.Character},
+	}
+}
+
+// warm parses a changed document off the read loop, so that the code action request
+// that usually follows a change finds its functions cached (parsing a 1,000-line Go file
+// takes about a millisecond; answering from the cache, microseconds).
+func (s *server) warm(u string) {
+	snap, ok := s.docs.Get(u)
+	if !ok {
+		return
+	}
+	_, _, root := s.snapshotSettings()
+	rel := relPath(root, u)
+	if lang := source.LangOf(rel, snap.LanguageID); lang != "" {
+		s.funcs.get(snap, lang, rel)
 	}
 }

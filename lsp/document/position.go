@@ -32,14 +32,14 @@ var ErrOutOfRange = errors.New("position out of range")
 // "replace everything" as the range from {0,0} to {lineCount,0}. A line beyond that is an
 // error: the client's copy of the document no longer matches ours.
 func OffsetOf(text string, p Position) (int, error) {
-	return newLines(text).offset(p)
+	return indexLines(text, func(starts []int) bool { return len(starts) > int(p.Line)+1 }).offset(p)
 }
 
 // PositionOf returns the position of the byte offset in text. An offset outside the text is
 // clamped to it; one inside a multi-byte rune, or between the '\r' and '\n' of a CRLF,
 // rounds down, so the result always names a place a client can put a cursor.
 func PositionOf(text string, offset int) Position {
-	return newLines(text).position(offset)
+	return indexLines(text, func(starts []int) bool { return starts[len(starts)-1] > offset }).position(offset)
 }
 
 // lines indexes where each line of a text starts, so that several conversions on one text
@@ -52,10 +52,19 @@ type lines struct {
 	starts []int
 }
 
-func newLines(text string) lines {
+func newLines(text string) lines { return indexLines(text, nil) }
+
+// indexLines indexes line starts until enough reports that the index answers the question
+// at hand (nil: the whole text). One conversion near the top of a large document then
+// costs a scan of its first lines, not of all of it: textDocument/codeAction converts two
+// positions per request and must stay well under a millisecond.
+func indexLines(text string, enough func(starts []int) bool) lines {
 	starts := []int{0}
 	// A byte loop: the terminators are single bytes, and a '\r' needs a look at the next one.
 	for i := 0; i < len(text); i++ {
+		if enough != nil && enough(starts) {
+			break
+		}
 		switch text[i] {
 		case '\r':
 			if i+1 < len(text) && text[i+1] == '\n' {
