@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,7 @@ type editor struct {
 	messages  []protocol.ShowMessageParams
 	edits     []protocol.ApplyWorkspaceEditParams
 	shown     []string
+	asked     []string // showMessageRequest messages; the editor picks the first action
 	config    json.RawMessage
 	applyHook func(*protocol.ApplyWorkspaceEditParams) *protocol.ApplyWorkspaceEditResult
 	changed   chan struct{} // signalled on every recorded event
@@ -270,6 +272,15 @@ func (e *editor) progressMessages() []string {
 	return out
 }
 
+// waitMessage waits for a shown message containing s: notifications reach the editor
+// asynchronously, possibly after the response to the request that caused them.
+func (e *editor) waitMessage(s string) {
+	e.t.Helper()
+	e.waitFor(10*time.Second, "a message containing "+strconv.Quote(s), func() bool {
+		return strings.Contains(strings.Join(e.shownMessages(), "\n"), s)
+	})
+}
+
 func (e *editor) shownMessages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -304,6 +315,17 @@ func (c *client) ShowMessage(ctx context.Context, p *protocol.ShowMessageParams)
 	c.e.mu.Unlock()
 	c.e.note()
 	return nil
+}
+
+func (c *client) ShowMessageRequest(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
+	c.e.mu.Lock()
+	c.e.asked = append(c.e.asked, p.Message)
+	c.e.mu.Unlock()
+	c.e.note()
+	if len(p.Actions) == 0 {
+		return nil, nil
+	}
+	return &p.Actions[0], nil
 }
 
 func (c *client) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error { return nil }

@@ -101,9 +101,7 @@ func TestEditDuringRun(t *testing.T) {
 			if err == nil || len(e.editsSent()) != 0 || !strings.Contains(text, "return b - a") {
 				t.Fatalf("err %v, %d edits, text:\n%s", err, len(e.editsSent()), text)
 			}
-			if msgs := strings.Join(e.shownMessages(), "|"); !strings.Contains(msgs, "you changed the same lines the agent did") {
-				t.Errorf("messages: %s", msgs)
-			}
+			e.waitMessage("you changed the same lines the agent did")
 		})
 	}
 }
@@ -173,9 +171,7 @@ func TestBusy(t *testing.T) {
 	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err == nil {
 		t.Error("a second run should be refused")
 	}
-	if msgs := strings.Join(e.shownMessages(), "|"); !strings.Contains(msgs, `already working on "Fix failing test TestAdd"`) {
-		t.Errorf("messages: %s", msgs)
-	}
+	e.waitMessage(`already working on "Fix failing test TestAdd"`)
 	// Cancelling the request ($/cancelRequest) stops the first run too.
 	cancel()
 	select {
@@ -220,9 +216,10 @@ func TestAskTakesAnInstruction(t *testing.T) {
 	a := find(t, e.actions("calc.go", "return a - b", true), "Ask FrogNano…")
 	var d actionData
 	json.Unmarshal(a.Command.Arguments[0], &d)
-	if err := e.execute(context.Background(), a); err == nil || !strings.Contains(strings.Join(e.shownMessages(), "|"), "needs an instruction") {
-		t.Errorf("ask without an instruction: %v %q", err, e.shownMessages())
+	if err := e.execute(context.Background(), a); err == nil {
+		t.Error("ask without an instruction must fail")
 	}
+	e.waitMessage("Ask FrogNano needs an instruction")
 	d.Instruction = "Reword the comment of Add."
 	raw, _ := json.Marshal(d)
 	if _, err := e.server.ExecuteCommand(context.Background(), &protocol.ExecuteCommandParams{Command: CommandAsk, Arguments: []protocol.LSPAny{raw}}); err != nil {
@@ -275,5 +272,30 @@ func TestShutdownExit(t *testing.T) {
 		e.done <- code // for the cleanup
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server did not exit")
+	}
+}
+
+// TestMissingModelOffersPull: a missing model is offered for pulling, with progress. The
+// model names a registry on a closed loopback port, so the pull fails at once without
+// leaving the machine, and the user is told what else to do.
+func TestMissingModelOffersPull(t *testing.T) {
+	srv := ollamatest.Start(t)
+	model := closedAddr(t) + "/frognano/absent:1b"
+	e := newEditor(t, sampleWorkspace, ollama.Config{Host: srv.Host, Model: model, NumCtx: 16384}, capsFull(), nil)
+	e.open("calc_test.go")
+	err := e.execute(context.Background(), find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd"))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	e.mu.Lock()
+	asked := append([]string(nil), e.asked...)
+	e.mu.Unlock()
+	if len(asked) != 1 || !strings.Contains(asked[0], model+" is not installed") {
+		t.Fatalf("asked %q", asked)
+	}
+	e.waitMessage("pulling " + model + " failed")
+	e.waitMessage("frognano model import")
+	if !strings.Contains(strings.Join(e.progressMessages(), "|"), "begin:Pulling "+model) {
+		t.Errorf("no pull progress: %q", e.progressMessages())
 	}
 }

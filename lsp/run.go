@@ -90,12 +90,18 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		overlays[rel] = []byte(doc.Text)
 	}
 	trajDir := filepath.Join(s.cacheDir(), "trajectories")
-	res, err := agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays}, agent.Options{
-		Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
-		WorkDir:    s.opts.AgentWorkDir,
-		Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),
-		OnEvent:    prog.event,
-	})
+	runAgent := func() (*agent.Result, error) {
+		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays}, agent.Options{
+			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
+			WorkDir:    s.opts.AgentWorkDir,
+			Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),
+			OnEvent:    prog.event,
+		})
+	}
+	res, err := runAgent()
+	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && s.offerPull(ctx, caps, cfg, d.Title) {
+		res, err = runAgent()
+	}
 	if err != nil {
 		prog.end("failed")
 		if errors.Is(err, agent.ErrNoTools) {
