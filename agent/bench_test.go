@@ -32,6 +32,7 @@ import (
 //	new-tokens-late      how much each of them added to the previous prompt (mean)
 //	prompt-eval-ms-cold  the last turn's prompt sent again (after the first episode) with
 //	prompt-tokens-cold   its system message changed, so nothing comes from the cache
+//	cold/late-x          prompt-eval-ms-cold over prompt-eval-ms-late
 //
 // With the cache working, prompt-eval-ms-late tracks new-tokens-late, not
 // prompt-tokens-late, and is far below prompt-eval-ms-cold.
@@ -234,6 +235,7 @@ func benchEpisode(b *testing.B, srv *ollamatest.Server, arch modelgen.Arch) {
 	b.ReportMetric(lateNew/late, "new-tokens-late")
 	b.ReportMetric(coldMs, "prompt-eval-ms-cold")
 	b.ReportMetric(coldTokens, "prompt-tokens-cold")
+	b.ReportMetric(coldMs/(lateMs/late), "cold/late-x")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/e, "ms/episode")
 }
 

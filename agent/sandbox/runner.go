@@ -47,7 +47,7 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		return nil, errors.New("sandbox: bash is needed to run commands")
 	}
-	iso, err := detect(ctx, opts.Mode)
+	iso, err := detectCached(ctx, opts.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.Limits != nil {
 		r.limits = opts.Limits.withDefaults()
 	}
-	goEnv := goEnvironment(ctx)
+	goEnv := goEnvironmentCached(ctx)
 	writable := opts.Writable
 	if writable == nil && goEnv["GOCACHE"] != "" && goEnv["GOCACHE"] != "off" {
 		writable = []string{goEnv["GOCACHE"]}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Benchmarks for making the agent's private copy of a large repository, to choose the
@@ -18,14 +19,18 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 3x ./agent/workspace/
 //
-// Copy methods are timed without the base commit, which BenchmarkCopy10k/git-base times
-// on its own: Prepare ≈ go-copyTree + git-base.
+// Copy methods are timed without the base commit, which the *-base benchmarks time on
+// their own: Prepare ≈ go-copyTree + git-base.
+//
+// Besides wall time each reports cpu-ms/op, the CPU time (user + system, this process and
+// its finished children: cp, git) of the timed sections, which hardly moves when other
+// work shares the cores.
 //
 // Copies are kept until the benchmark ends rather than deleted between iterations: on ext4
-// without a journal (this project's CI VMs) creating inodes right after deleting many
-// scans past every inode freed in the last few minutes, which can make a copy ten times
-// slower. cp-a-after-rm shows that cost on purpose. TMPDIR=/dev/shm measures the methods
-// without any disk file system.
+// without a journal (this project's VMs) creating inodes right after deleting many scans
+// past every inode freed in the last minutes, which can make a copy ten times slower.
+// cp-a-after-rm shows that cost on purpose. TMPDIR=/dev/shm measures the methods without a
+// disk file system.
 
 const (
 	benchFiles   = 10000
@@ -33,11 +38,20 @@ const (
 )
 
 // benchTree writes the tree into a fresh b.TempDir() and commits it there.
+//
+// It also turns git's automatic gc off for the benchmark: a commit that leaves more than
+// gc.auto (6,700) loose objects starts a detached "git gc --auto" that repacks the whole
+// repository in the background, which would steal the cores from what is timed and race
+// the removal of the copy. Prepare itself does not turn it off (yet).
 func benchTree(b *testing.B) string {
 	b.Helper()
+	for k, v := range map[string]string{"GIT_CONFIG_COUNT": "2",
+		"GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "0",
+		"GIT_CONFIG_KEY_1": "maintenance.auto", "GIT_CONFIG_VALUE_1": "false"} {
+		b.Setenv(k, v)
+	}
 	src := filepath.Join(b.TempDir(), "src")
 	r := rand.New(rand.NewPCG(1, 2))
-	var line strings.Builder
 	for i := range benchFiles {
 		dir := filepath.Join(src, fmt.Sprintf("d%02d", i%benchFolders/10), fmt.Sprintf("s%d", i%10))
 		if i < benchFolders {
@@ -49,28 +63,28 @@ func benchTree(b *testing.B) string {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "package p%d\n\n", i%benchFolders)
 		for sb.Len() < size {
-			line.Reset()
-			fmt.Fprintf(&line, "// %d: %016x %016x\n", i, r.Uint64(), r.Uint64())
-			sb.WriteString(line.String())
+			fmt.Fprintf(&sb, "// %d: %016x %016x\n", i, r.Uint64(), r.Uint64())
 		}
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.go", i)), []byte(sb.String()[:size]), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
-	gitBase(b, src)
+	benchGit(b, src, [][]string{{"init", "-q"}}, baseArgs...)
 	return src
 }
 
-// gitBase runs the same git init/add/commit as Prepare, in dir.
-func gitBase(b *testing.B, dir string) {
+// baseArgs is Prepare's base commit after git init.
+var baseArgs = [][]string{
+	{"add", "-A"},
+	{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
+	{"rev-parse", "HEAD"},
+}
+
+// benchGit runs git commands in dir as Prepare does.
+func benchGit(b *testing.B, dir string, first [][]string, rest ...[]string) {
 	b.Helper()
 	w := &Workspace{Root: dir}
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"add", "-A"},
-		{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
-		{"rev-parse", "HEAD"},
-	} {
+	for _, args := range append(first, rest...) {
 		if _, err := w.git(context.Background(), args...); err != nil {
 			b.Fatal(err)
 		}
@@ -84,20 +98,24 @@ func benchRun(b *testing.B, name string, args ...string) {
 	}
 }
 
-// topLevel lists src's entries other than .git, as cp arguments.
-func topLevel(b *testing.B, src string) []string {
-	b.Helper()
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if e.Name() != ".git" {
-			out = append(out, filepath.Join(src, e.Name()))
-		}
-	}
-	return out
+// cpuClock adds up CPU time over the timed sections.
+type cpuClock struct{ total, t0 time.Duration }
+
+func cpuTime() time.Duration {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
+}
+
+func (c *cpuClock) start() { c.t0 = cpuTime() }
+func (c *cpuClock) stop()  { c.total += cpuTime() - c.t0 }
+
+// report gives wall and CPU milliseconds per operation.
+func (c *cpuClock) report(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	b.ReportMetric(float64(c.total.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 func checkCopy(b *testing.B, dst string) {
@@ -114,20 +132,17 @@ func checkCopy(b *testing.B, dst string) {
 	}
 }
 
-func reportMs(b *testing.B) {
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
-}
-
 // BenchmarkPrepare10k is the current method: Go file copy, then git init/add/commit.
 func BenchmarkPrepare10k(b *testing.B) {
 	src := benchTree(b)
 	tmp := b.TempDir()
-	ctx := context.Background()
+	var clk cpuClock
 	i := 0
 	for b.Loop() {
 		i++
-		dst := filepath.Join(tmp, fmt.Sprint(i))
-		w, err := Prepare(ctx, src, dst, nil)
+		clk.start()
+		w, err := Prepare(context.Background(), src, filepath.Join(tmp, fmt.Sprint(i)), nil)
+		clk.stop()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,15 +152,24 @@ func BenchmarkPrepare10k(b *testing.B) {
 			b.StartTimer()
 		}
 	}
-	reportMs(b)
+	clk.report(b)
 }
 
-// BenchmarkCopy10k compares ways to copy the tree (without the source's .git), and times
-// the base commit separately, on one generated tree.
+// BenchmarkCopy10k compares ways to copy the tree (without the source's .git) on one
+// generated tree, and times the base commit separately.
 func BenchmarkCopy10k(b *testing.B) {
 	src := benchTree(b)
 	ctx := context.Background()
-	entries := topLevel(b, src)
+	var entries []string // src's top level but .git, for cp
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != ".git" {
+			entries = append(entries, filepath.Join(src, e.Name()))
+		}
+	}
 	// Every copy lives under root until the whole benchmark ends (see the file comment).
 	root := b.TempDir()
 	dirs := 0
@@ -153,20 +177,12 @@ func BenchmarkCopy10k(b *testing.B) {
 		dirs++
 		return filepath.Join(root, fmt.Sprint(dirs))
 	}
-
-	copyLoop := func(b *testing.B, copyFn func(dst string)) {
-		first := true
-		for b.Loop() {
-			dst := newDir()
-			copyFn(dst)
-			if first {
-				b.StopTimer()
-				checkCopy(b, dst)
-				first = false
-				b.StartTimer()
+	goCopy := func(b *testing.B) func(string) {
+		return func(dst string) {
+			if err := copyTree(ctx, src, dst); err != nil {
+				b.Fatal(err)
 			}
 		}
-		reportMs(b)
 	}
 	cp := func(b *testing.B, flags ...string) func(string) {
 		return func(dst string) {
@@ -176,14 +192,43 @@ func BenchmarkCopy10k(b *testing.B) {
 			benchRun(b, "cp", append(append(flags, "-t", dst), entries...)...)
 		}
 	}
-
-	b.Run("go-copyTree", func(b *testing.B) {
-		copyLoop(b, func(dst string) {
-			if err := copyTree(ctx, src, dst); err != nil {
-				b.Fatal(err)
+	worktree := func(b *testing.B) func(string) {
+		return func(dst string) { benchRun(b, "git", "-C", src, "worktree", "add", "-q", "--detach", dst, "HEAD") }
+	}
+	// copyLoop times copyFn, and counts the first copy's files.
+	copyLoop := func(b *testing.B, copyFn func(dst string)) {
+		var clk cpuClock
+		first := true
+		for b.Loop() {
+			dst := newDir()
+			clk.start()
+			copyFn(dst)
+			clk.stop()
+			if first {
+				b.StopTimer()
+				checkCopy(b, dst)
+				first = false
+				b.StartTimer()
 			}
-		})
-	})
+		}
+		clk.report(b)
+	}
+	// baseLoop times git commands on a fresh copy that prepare makes, untimed.
+	baseLoop := func(b *testing.B, prepare func(dst string), git func(b *testing.B, dst string)) {
+		var clk cpuClock
+		for b.Loop() {
+			b.StopTimer()
+			dst := newDir()
+			prepare(dst)
+			b.StartTimer()
+			clk.start()
+			git(b, dst)
+			clk.stop()
+		}
+		clk.report(b)
+	}
+
+	b.Run("go-copyTree", func(b *testing.B) { copyLoop(b, goCopy(b)) })
 	b.Run("cp-a", func(b *testing.B) { copyLoop(b, cp(b, "-a")) })
 	b.Run("cp-a-reflink-auto", func(b *testing.B) {
 		// Whether this file system clones at all: cp --reflink=always fails where it cannot.
@@ -200,73 +245,28 @@ func BenchmarkCopy10k(b *testing.B) {
 		b.ReportMetric(r, "reflinked")
 	})
 	// A worktree holds only committed content, and registers itself in the source's .git.
-	b.Run("git-worktree-add", func(b *testing.B) {
-		copyLoop(b, func(dst string) {
-			benchRun(b, "git", "-C", src, "worktree", "add", "-q", "--detach", dst, "HEAD")
-		})
-	})
+	b.Run("git-worktree-add", func(b *testing.B) { copyLoop(b, worktree(b)) })
 
 	// git-base is what every plain copy still needs for Prepare: init, add -A, commit.
 	b.Run("git-base", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			dst := newDir()
-			if err := copyTree(ctx, src, dst); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			gitBase(b, dst)
-		}
-		reportMs(b)
+		baseLoop(b, goCopy(b), func(b *testing.B, dst string) { benchGit(b, dst, [][]string{{"init", "-q"}}, baseArgs...) })
 	})
-	// git-base-alternates is git-base with the source's object store as an alternate
-	// (read only): committed content needs no new objects, only hashing.
+	// git-base-alternates is git-base with the source's object store as a (read-only)
+	// alternate: committed content needs no new objects, only hashing.
 	b.Run("git-base-alternates", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			dst := newDir()
-			if err := copyTree(ctx, src, dst); err != nil {
-				b.Fatal(err)
-			}
-			w := &Workspace{Root: dst}
-			b.StartTimer()
-			if _, err := w.git(ctx, "init", "-q"); err != nil {
-				b.Fatal(err)
-			}
+		baseLoop(b, goCopy(b), func(b *testing.B, dst string) {
+			benchGit(b, dst, [][]string{{"init", "-q"}})
 			alt := filepath.Join(dst, ".git", "objects", "info", "alternates")
 			if err := os.WriteFile(alt, []byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			for _, args := range [][]string{
-				{"add", "-A"},
-				{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
-			} {
-				if _, err := w.git(ctx, args...); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		reportMs(b)
+			benchGit(b, dst, baseArgs)
+		})
 	})
 	// worktree-base: a worktree already has HEAD and a populated index, so laying the base
-	// (overlays included) is add -A + commit over an index that only needs stat checks.
+	// (overlays included) is add -A + commit over an index that only needs checking.
 	b.Run("worktree-base", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			dst := newDir()
-			benchRun(b, "git", "-C", src, "worktree", "add", "-q", "--detach", dst, "HEAD")
-			w := &Workspace{Root: dst}
-			b.StartTimer()
-			for _, args := range [][]string{
-				{"add", "-A"},
-				{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
-			} {
-				if _, err := w.git(ctx, args...); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		reportMs(b)
+		baseLoop(b, worktree(b), func(b *testing.B, dst string) { benchGit(b, dst, baseArgs) })
 	})
 
 	// cp-a-after-rm is what back-to-back episodes do: the previous copy is deleted just
@@ -274,15 +274,13 @@ func BenchmarkCopy10k(b *testing.B) {
 	b.Run("cp-a-after-rm", func(b *testing.B) {
 		prev := newDir()
 		cp(b, "-a")(prev)
-		for b.Loop() {
-			b.StopTimer()
+		baseLoop(b, func(string) {
 			if err := os.RemoveAll(prev); err != nil {
 				b.Fatal(err)
 			}
-			prev = newDir()
-			b.StartTimer()
-			cp(b, "-a")(prev)
-		}
-		reportMs(b)
+		}, func(b *testing.B, dst string) {
+			cp(b, "-a")(dst)
+			prev = dst
+		})
 	})
 }

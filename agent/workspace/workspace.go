@@ -153,7 +153,10 @@ func within(root, p string) bool {
 // git runs git in the copy, isolated from the user's and the system's git configuration
 // (a global commit.gpgsign or hooksPath must not break or leak into the agent's repository).
 func (w *Workspace) git(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root, "-c", "core.autocrlf=false", "-c", "core.quotepath=false"}, args...)...)
+	// gc.auto and maintenance.auto off: committing a large copy would otherwise start a
+	// detached `git gc` that repacks the copy during the episode and races its removal.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root, "-c", "core.autocrlf=false", "-c", "core.quotepath=false",
+		"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=frognano", "GIT_AUTHOR_EMAIL=agent@frognano.invalid",
