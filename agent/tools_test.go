@@ -160,6 +160,17 @@ func TestLimits(t *testing.T) {
 			t.Errorf("exit %s (%s)", res.Exit, res.Error)
 		}
 	})
+	t.Run("tool error", func(t *testing.T) {
+		// The copy's repository is how changes are computed; without it the episode
+		// cannot produce a result, and says so instead of reporting "done".
+		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
+		res := e.run(context.Background(), "breaker", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
+			turn(call("Bash", map[string]any{"command": "rm -rf .git && echo gone"})), {Content: "end"},
+		}}, agent.Options{})
+		if res.Exit != agent.ExitToolError || !strings.Contains(res.Error, "git") {
+			t.Errorf("exit %s (%s)", res.Exit, res.Error)
+		}
+	})
 	t.Run("time limit", func(t *testing.T) {
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
 		res := e.run(context.Background(), "slow", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
