@@ -22,4 +22,10 @@ need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the ra
 step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build" scripts/build-ollama.sh >/dev/null
 step "SmolLM2-135M-Instruct test model" scripts/fetch-smollm2.sh >/dev/null
 step "go modules" go mod download
-command -v bwrap >/dev/null 2>&1 || step "bubblewrap (the agent's sandbox)" sh -c 'apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null'
+# Debian packages: bubblewrap (the agent's sandbox), neovim (the plugin's tests).
+apt_missing=()
+command -v bwrap >/dev/null 2>&1 || apt_missing+=(bubblewrap)
+command -v nvim >/dev/null 2>&1 || apt_missing+=(neovim)
+if [ ${#apt_missing[@]} -gt 0 ]; then
+  step "apt: ${apt_missing[*]}" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${apt_missing[*]} >/dev/null"
+fi

@@ -1,0 +1,244 @@
+---@mod frognano FrogNano for Neovim
+---@brief [[
+--- Starts `frognano lsp` for your buffers and adds :FrogNano commands on top of its code
+--- actions. Works on Neovim 0.7 (vim.lsp.start_client) and newer (vim.lsp.start).
+---@brief ]]
+local M = {}
+
+---@class FrogNanoOptions
+---@field cmd string[] command that starts the server (default {"frognano", "lsp"})
+---@field filetypes string[] buffers to attach to (default: go, python, typescript, javascript and their react variants)
+---@field root_markers string[] files that mark a project root (default .git, go.mod, package.json, pyproject.toml)
+---@field settings table the server's "frognano" settings (model, numCtx, maxSteps, actions, whenBusy, ...)
+---@field progress boolean echo the agent's progress (default true)
+M.defaults = {
+  cmd = { 'frognano', 'lsp' },
+  filetypes = { 'go', 'python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact' },
+  root_markers = { '.git', 'go.mod', 'package.json', 'pyproject.toml', 'setup.py' },
+  settings = {},
+  progress = true,
+}
+
+---@type FrogNanoOptions
+M.options = vim.deepcopy(M.defaults)
+
+-- root_dir walks up from the buffer's folder to the first one holding a root marker.
+local function root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.fn.getcwd()
+  while dir and dir ~= '' do
+    for _, marker in ipairs(M.options.root_markers) do
+      if vim.loop.fs_stat(dir .. '/' .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return vim.fn.getcwd()
+end
+
+--- The last progress message per token, for :FrogNano status and statuslines.
+M.progress = {}
+--- The latest progress lines (at most 200), oldest first.
+M.history = {}
+
+local function on_progress(err, result, ctx, config)
+  local value = result and result.value or {}
+  if value.kind == 'end' then
+    M.progress[result.token] = nil
+  else
+    M.progress[result.token] = (value.title or '') .. (value.message and (': ' .. value.message) or '')
+  end
+  if M.options.progress and value.kind then
+    local text = value.title or value.message or ''
+    if value.kind == 'report' then
+      text = value.message or ''
+    elseif value.kind == 'end' then
+      text = 'done' .. (value.message and (': ' .. value.message) or '')
+    end
+    vim.api.nvim_echo({ { '[FrogNano] ' .. text, 'Comment' } }, false, {})
+  end
+  if value.kind then
+    table.insert(M.history, (value.kind == 'begin' and value.title) or value.message or '')
+    if #M.history > 200 then
+      table.remove(M.history, 1)
+    end
+  end
+  -- Keep Neovim's own bookkeeping (vim.lsp.util.get_progress_messages, fidget-style plugins).
+  local default = vim.lsp.handlers['$/progress']
+  if default then
+    return default(err, result, ctx, config)
+  end
+end
+
+--- Starts (or reuses) the server for a buffer and attaches it.
+---@param bufnr integer
+---@return integer|nil client id
+function M.attach(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local config = {
+    name = 'frognano',
+    cmd = M.options.cmd,
+    root_dir = root_dir(bufnr),
+    init_options = { frognano = M.options.settings },
+    settings = { frognano = M.options.settings },
+    handlers = { ['$/progress'] = on_progress },
+  }
+  if vim.lsp.start then
+    return vim.lsp.start(config, { bufnr = bufnr })
+  end
+  -- Neovim 0.7: one client per root, attached buffer by buffer.
+  M._clients = M._clients or {}
+  local id = M._clients[config.root_dir]
+  if not id or not vim.lsp.get_client_by_id(id) then
+    id = vim.lsp.start_client(config)
+    M._clients[config.root_dir] = id
+  end
+  if id then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+--- The frognano client attached to a buffer, if any.
+function M.client(bufnr)
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr or 0)) do
+    if c.name == 'frognano' then
+      return c
+    end
+  end
+end
+
+---@param opts FrogNanoOptions|nil
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  local group = vim.api.nvim_create_augroup('frognano', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = M.options.filetypes,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+end
+
+-- Code action requests at the cursor (or the visual selection), synchronously: listing
+-- never calls the model, so this is instant.
+local function actions_here(bufnr, range)
+  local params
+  if range then
+    params = vim.lsp.util.make_given_range_params(range[1], range[2])
+  else
+    params = vim.lsp.util.make_range_params()
+  end
+  params.context = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(bufnr) }
+  local out = {}
+  local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/codeAction', params, 2000) or {}
+  for id, resp in pairs(responses) do
+    local c = vim.lsp.get_client_by_id(id)
+    if c and c.name == 'frognano' then
+      for _, a in ipairs(resp.result or {}) do
+        table.insert(out, a)
+      end
+    end
+  end
+  return out
+end
+
+--- Runs an action through the server's frognano.run (or another frognano command): the
+--- server runs the agent with progress and applies the result with workspace/applyEdit.
+--- Actions carry their context in data (clients that resolve) or in their command's
+--- argument; fields extend it (the instruction of Ask).
+local function run(client, action, bufnr, command, fields)
+  local data = action.data
+  if not data and action.command then
+    data = (action.command.arguments or {})[1]
+  end
+  if not data then
+    vim.notify('FrogNano: this action carries no data', vim.log.levels.ERROR)
+    return
+  end
+  data = vim.tbl_extend('force', vim.deepcopy(data), fields or {})
+  client.request('workspace/executeCommand', { command = command or 'frognano.run', arguments = { data } }, function(err)
+    if err and err.code ~= -32800 then
+      vim.notify('FrogNano: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end, bufnr)
+end
+
+local function pick(bufnr, range, prefix)
+  local client = M.client(bufnr)
+  if not client then
+    vim.notify('FrogNano: the server is not attached to this buffer (see :checkhealth frognano)', vim.log.levels.WARN)
+    return
+  end
+  for _, a in ipairs(actions_here(bufnr, range)) do
+    for _, p in ipairs(type(prefix) == 'table' and prefix or { prefix }) do
+      if a.title:sub(1, #p) == p then
+        return client, a
+      end
+    end
+  end
+  return client, nil
+end
+
+--- :FrogNano SUBCOMMAND
+function M.command(fargs)
+  local sub = fargs[1] or 'status'
+  local bufnr = vim.api.nvim_get_current_buf()
+  local range
+  local mode = vim.fn.mode()
+  if mode == 'v' or mode == 'V' then
+    range = { vim.api.nvim_buf_get_mark(bufnr, '<'), vim.api.nvim_buf_get_mark(bufnr, '>') }
+  end
+  local wanted = {
+    fix = { 'Fix failing test', 'Fix: ' },
+    explain = { 'Explain' },
+    tests = { 'Write tests for' },
+    implement = { 'Implement' },
+  }
+  if wanted[sub] then
+    local client, action = pick(bufnr, range, wanted[sub])
+    if client and not action then
+      vim.notify('FrogNano: nothing to ' .. sub .. ' here', vim.log.levels.INFO)
+    elseif action then
+      run(client, action, bufnr)
+    end
+  elseif sub == 'ask' then
+    local client, action = pick(bufnr, range, 'Ask FrogNano')
+    if not action then
+      return
+    end
+    local instruction = table.concat(vim.list_slice(fargs, 2), ' ')
+    local function go(text)
+      if text and text ~= '' then
+        run(client, action, bufnr, 'frognano.ask', { instruction = text })
+      end
+    end
+    if instruction ~= '' then
+      go(instruction)
+    else
+      vim.ui.input({ prompt = 'Ask FrogNano: ' }, go)
+    end
+  elseif sub == 'cancel' then
+    local client = M.client(bufnr)
+    if client then
+      client.request('workspace/executeCommand', { command = 'frognano.cancel' }, function() end, bufnr)
+    end
+  elseif sub == 'status' then
+    local client = M.client(bufnr)
+    local lines = { client and ('attached (client ' .. client.id .. ', root ' .. (client.config.root_dir or '?') .. ')') or 'not attached' }
+    for _, msg in pairs(M.progress) do
+      table.insert(lines, 'running: ' .. msg)
+    end
+    vim.notify('FrogNano: ' .. table.concat(lines, '; '), vim.log.levels.INFO)
+  else
+    vim.notify('FrogNano: unknown subcommand ' .. sub .. ' (ask, fix, explain, tests, implement, cancel, status)', vim.log.levels.ERROR)
+  end
+end
+
+return M

@@ -1,0 +1,83 @@
+-- Headless end-to-end test of the plugin, run by nvim_test.go:
+--   nvim --headless -u NONE -c 'luafile test/fix_test.lua'
+-- against the real `frognano lsp` and a real Ollama serving a scripted model. It exits
+-- with :cquit on failure and writes what it saw to $FROGNANO_TEST_OUT.
+local out = assert(os.getenv('FROGNANO_TEST_OUT'))
+local log = {}
+local function say(...)
+  table.insert(log, table.concat(vim.tbl_map(tostring, { ... }), ' '))
+end
+local function finish(ok)
+  local f = assert(io.open(out, 'w'))
+  f:write(table.concat(log, '\n') .. '\n')
+  f:close()
+  vim.cmd(ok and 'qall!' or 'cquit! 1')
+end
+local function check(cond, msg)
+  if not cond then
+    say('FAIL: ' .. msg)
+    finish(false)
+    error(msg)
+  end
+end
+
+local ok, err = pcall(function()
+  vim.opt.runtimepath:prepend(assert(os.getenv('FROGNANO_PLUGIN')))
+  vim.cmd('runtime plugin/frognano.lua')
+  local frognano = require('frognano')
+  frognano.setup({
+    cmd = { assert(os.getenv('FROGNANO_BIN')), 'lsp' },
+    settings = { numCtx = 16384 },
+  })
+  vim.cmd('filetype on')
+  vim.cmd('edit ' .. os.getenv('FROGNANO_PROJECT') .. '/calc_test.go')
+  local buf = vim.api.nvim_get_current_buf()
+  check(vim.wait(20000, function() return frognano.client(buf) ~= nil end, 50), 'the server did not attach')
+  local client = frognano.client(buf)
+  check(vim.wait(20000, function() return client.initialized ~= false and not client.is_stopped() end, 50), 'the server did not start')
+  say('attached: client ' .. client.id .. ' root ' .. tostring(client.config.root_dir))
+
+  -- The cursor on the failing assertion, then the actions the server offers there.
+  vim.fn.search('Add(2, 3)')
+  local params = vim.lsp.util.make_range_params()
+  params.context = { diagnostics = {} }
+  local titles = {}
+  local responses = vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, 10000) or {}
+  for _, resp in pairs(responses) do
+    for _, a in ipairs(resp.result or {}) do
+      table.insert(titles, a.title)
+    end
+  end
+  say('actions: ' .. table.concat(titles, ' | '))
+  check(vim.tbl_contains(titles, 'Fix failing test TestAdd'), 'no "Fix failing test TestAdd" action')
+
+  -- :FrogNano fix runs the agent; the server's workspace/applyEdit opens calc.go and fixes it.
+  vim.cmd('FrogNano fix')
+  local fixed = vim.wait(180000, function()
+    local b = vim.fn.bufnr('calc.go')
+    if b < 0 or not vim.api.nvim_buf_is_loaded(b) then
+      return false
+    end
+    return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):find('return a %+ b') ~= nil
+  end, 100)
+  local messages = vim.fn.execute('messages')
+  say('messages: ' .. messages:gsub('\n', ' / '))
+  check(fixed, 'calc.go was not fixed within 3 minutes')
+  local b = vim.fn.bufnr('calc.go')
+  say('calc.go: ' .. table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):gsub('\n', ' / '))
+  local progress = table.concat(frognano.history, ' | ')
+  say('progress: ' .. progress)
+  check(progress:find('Editing calc.go', 1, true) ~= nil, 'no progress message for the edit')
+
+  -- :checkhealth frognano
+  vim.cmd('checkhealth frognano')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  say('health: ' .. health:gsub('\n', ' / '))
+  check(health:find('server binary found') ~= nil, 'checkhealth did not find the binary')
+  check(health:find('reachable at') ~= nil, 'checkhealth did not report Ollama')
+  finish(true)
+end)
+if not ok then
+  say('ERROR: ' .. tostring(err))
+  finish(false)
+end
