@@ -157,12 +157,11 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		res.Steps = step
 		stepStart := time.Now()
 		rec := stepRecord{Type: "step", Step: step}
-		if notes, fits := e.fitContext(); !fits {
-			rec.Notes = notes
+		notes, fits := e.fitContext()
+		rec.Notes = notes
+		if !fits {
 			e.traj.write(rec)
 			return end(ExitContext, "the conversation no longer fits num_ctx=%d", e.opts.NumCtx)
-		} else {
-			rec.Notes = notes
 		}
 		e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
 

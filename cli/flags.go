@@ -16,9 +16,9 @@ func newFlags(env Env, name, argsUsage, help string) *flag.FlagSet {
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stdout, "Usage: frognano %s [flags] %s\n\n%s\n", name, argsUsage, help)
-		var any bool
-		fs.VisitAll(func(*flag.Flag) { any = true })
-		if any {
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
 			fmt.Fprintf(env.Stdout, "\nFlags:\n")
 			fs.SetOutput(env.Stdout)
 			fs.PrintDefaults()
