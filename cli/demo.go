@@ -30,7 +30,7 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	if err := demo.Run(ctx, demo.Options{Config: c, Out: env.Stdout, Err: env.Stderr, WorkDir: dir}); err != nil {
+	if err := demo.Run(ctx, demo.Options{Config: c, Out: env.Stdout, Err: env.Stderr, WorkDir: dir, Keep: *keep}); err != nil {
 		fmt.Fprintf(env.Stderr, "frognano demo: %v\n", err)
 		return exitFailed
 	}

@@ -52,6 +52,10 @@ func runAgent(ctx context.Context, o Options, m *modelChoice, project string) er
 		verdict = "still FAILING"
 	}
 	fmt.Fprintf(o.Out, "$ go test ./...  (after applying the diff: %s)\n%s", verdict, indent(out))
-	fmt.Fprintf(o.Out, "\nTrajectory: %s\n", res.Trajectory)
+	if o.Keep {
+		fmt.Fprintf(o.Out, "\nTrajectory: %s\n", res.Trajectory)
+	} else {
+		fmt.Fprintf(o.Out, "\nRun `frognano demo --keep` to keep the project and the agent's trajectory.\n")
+	}
 	return nil
 }

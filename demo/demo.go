@@ -77,6 +77,8 @@ type Options struct {
 	Out, Err io.Writer
 	// WorkDir holds the sample project and, if one is started, the private Ollama.
 	WorkDir string
+	// Keep says WorkDir survives the demo (so its trajectory can be read).
+	Keep bool
 }
 
 // modelChoice is which model the demo talks to, and whether it is a real one.
