@@ -95,7 +95,7 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 	go func() {
 		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: t.TempDir(), AgentWorkDir: t.TempDir()})
 	}()
-	_, conn, server := protocol.NewClient(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(cconn))
+	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(cconn))
 	e.conn, e.server = conn, server
 	t.Cleanup(func() {
 		cancel()
@@ -125,6 +125,22 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 		t.Fatal(err)
 	}
 	return e
+}
+
+// dialServer connects the fake editor like a real one: notifications (progress, messages)
+// are handled in arrival order, before the response that follows them is read, while
+// requests from the server run concurrently so none can block the connection.
+// protocol.NewClient would dispatch everything concurrently and reorder notifications.
+func dialServer(ctx context.Context, c protocol.Client, stream jsonrpc2.Stream) (jsonrpc2.Conn, protocol.Server) {
+	conn := jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
+	h := protocol.ClientHandler(c, jsonrpc2.MethodNotFoundHandler)
+	conn.Go(ctx, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() {
+			jsonrpc2.Async(ctx)
+		}
+		return h(ctx, req)
+	})
+	return conn, protocol.ServerDispatcher(conn)
 }
 
 func (e *editor) uri(rel string) string { return string(uri.File(filepath.Join(e.root, rel))) }

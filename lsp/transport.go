@@ -62,6 +62,7 @@ var inOrder = map[string]bool{
 // also safe to keep after the handler returns (an agent run outlives nothing, but its
 // cleanup does).
 type dispatcher struct {
+	logf     func(format string, a ...any)
 	mu       sync.Mutex // guards inflight
 	inflight map[jsonrpc2.ID]context.CancelFunc
 }
@@ -71,7 +72,8 @@ func (d *dispatcher) handler(h jsonrpc2.Handler) jsonrpc2.Handler {
 		if req.Method() == protocol.MethodCancelRequest {
 			var p protocol.CancelParams
 			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
-				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+				d.logf("ignoring a malformed $/cancelRequest: %v", err)
+				return nil, nil
 			}
 			d.cancel(p.ID)
 			return nil, nil
@@ -92,7 +94,15 @@ func (d *dispatcher) handler(h jsonrpc2.Handler) jsonrpc2.Handler {
 				d.mu.Unlock()
 			}()
 		}
-		return h(hctx, req)
+		res, err := h(hctx, req)
+		if err != nil && !req.IsCall() {
+			// A notification has no reply to carry an error, and jsonrpc2 closes the whole
+			// connection when its handler fails: a malformed or unknown notification (the
+			// spec lets servers ignore "$/" ones) must not end the session.
+			d.logf("ignoring notification %s: %v", req.Method(), err)
+			return nil, nil
+		}
+		return res, err
 	}
 }
 
@@ -122,7 +132,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	s := newServer(client, opts)
 	s.closeConn = func() { conn.Close() }
 	ctx = protocol.WithClient(ctx, client)
-	d := &dispatcher{inflight: map[jsonrpc2.ID]context.CancelFunc{}}
+	d := &dispatcher{logf: s.log.Printf, inflight: map[jsonrpc2.ID]context.CancelFunc{}}
 	conn.Go(ctx, d.handler(protocol.ServerHandler(s, jsonrpc2.MethodNotFoundHandler)))
 	select {
 	case <-conn.Done():

@@ -1,0 +1,236 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+	"golang.org/x/tools/txtar"
+
+	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+// The in-process tests drive Serve on a pipe; this one drives the real binary the way an
+// editor does: `frognano lsp` as a child process, LSP over its stdin and stdout,
+// configured through the environment.
+
+// buildFrognano builds the binary from the module root (the parent of this package).
+func buildFrognano(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "frognano")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// procConn is a child's stdout (to read) and stdin (to write) as one connection.
+type procConn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (c procConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
+func (c procConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+func (c procConn) Close() error {
+	err := c.w.Close()
+	c.r.Close()
+	return err
+}
+
+// lspProcess is a running `frognano lsp` and the editor connected to it.
+type lspProcess struct {
+	*editor
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	exited chan struct{} // closed when the process has exited
+	log    string
+}
+
+// startLSP starts `frognano lsp` with env on a workspace written from files, and connects
+// the fake editor to it; it does not initialize.
+func startLSP(t *testing.T, bin, files string, env ...string) *lspProcess {
+	t.Helper()
+	root := t.TempDir()
+	for _, f := range txtar.Parse([]byte(files)).Files {
+		p := filepath.Join(root, f.Name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logPath := filepath.Join(t.TempDir(), "lsp.log")
+	cmd := exec.Command(bin, "lsp", "--log", logPath)
+	cmd.Env = append(passthroughEnv(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &lspProcess{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{}), log: logPath}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+	e := &editor{t: t, root: root, buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(procConn{r: stdout, w: stdin}))
+	e.conn, e.server = conn, server
+	p.editor = e
+	t.Cleanup(func() {
+		cancel()
+		conn.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("frognano lsp stderr:\n%s", p.stderr)
+			if b, err := os.ReadFile(logPath); err == nil {
+				t.Logf("frognano lsp log:\n%s", b)
+			}
+		}
+	})
+	return p
+}
+
+// passthroughEnv is what the server needs from the test's environment: the user's home
+// and PATH (the agent runs go), and Go's own settings where they are set.
+func passthroughEnv() []string {
+	var env []string
+	for _, k := range []string{"HOME", "PATH", "TMPDIR", "GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func (p *lspProcess) initialize(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := p.server.Initialize(ctx, &protocol.InitializeParams{RootURI: ptr(uri.File(p.root)), Capabilities: capsFull()})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if res.ServerInfo.Name != "frognano" {
+		t.Fatalf("server info %+v", res.ServerInfo)
+	}
+	if err := p.server.Initialized(ctx, &protocol.InitializedParams{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exitCode waits up to d for the process to exit and returns its exit code.
+func (p *lspProcess) exitCode(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		t.Fatalf("frognano lsp did not exit within %s", d)
+		return -1
+	}
+}
+
+// TestStdioEndToEnd: "Fix failing test" against the real binary over stdio, with the
+// scripted FrogNano episode on the real Ollama; then the exit codes the spec asks for: 0
+// after shutdown and exit, 1 after exit alone.
+func TestStdioEndToEnd(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	bin := buildFrognano(t)
+	cache := t.TempDir()
+	p := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer",
+		"FROGNANO_NUM_CTX=16384", "FROGNANO_CACHE="+cache)
+	p.initialize(t)
+	p.open("calc.go")
+	p.open("calc_test.go")
+	a := find(t, p.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := p.execute(ctx, a); err != nil {
+		t.Fatalf("run: %v (messages %q)", err, p.shownMessages())
+	}
+
+	edits := p.editsSent()
+	if len(edits) != 1 {
+		t.Fatalf("want one applyEdit, got %d (messages %q)", len(edits), p.shownMessages())
+	}
+	dc := edits[0].Edit.DocumentChanges
+	if len(dc) != 1 {
+		t.Fatalf("document changes %+v", dc)
+	}
+	td, ok := dc[0].(*protocol.TextDocumentEdit)
+	if !ok {
+		t.Fatalf("want a TextDocumentEdit, got %T", dc[0])
+	}
+	if td.TextDocument.URI != uri.URI(p.uri("calc.go")) {
+		t.Errorf("the edit is for %s, want calc.go", td.TextDocument.URI)
+	}
+	if td.TextDocument.Version == nil || *td.TextDocument.Version != 1 {
+		t.Errorf("the edit must carry the open buffer's version 1: %+v", td.TextDocument)
+	}
+	if text := p.text("calc.go"); !strings.Contains(text, "return a + b") || strings.Contains(text, "return a - b") {
+		t.Errorf("buffer not fixed:\n%s", text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.root, "calc.go")); !strings.Contains(string(b), "return a - b") {
+		t.Error("the server wrote the user's file itself; only the editor may")
+	}
+	prog := p.progressMessages()
+	joined := strings.Join(prog, "|")
+	t.Logf("progress: %s", joined)
+	for _, want := range []string{"begin:FrogNano: Fix failing test TestAdd", "report:Reading calc.go", "report:Editing calc.go", "end:1 files changed"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("progress lacks %q: %s", want, joined)
+		}
+	}
+	if len(prog) < 3 || !strings.HasPrefix(prog[0], "begin:") || !strings.HasPrefix(prog[len(prog)-1], "end:") {
+		t.Errorf("progress must begin, report, end in that order: %q", prog)
+	}
+
+	if err := p.server.Shutdown(context.Background()); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := p.server.Exit(context.Background()); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if code := p.exitCode(t, 5*time.Second); code != 0 {
+		t.Errorf("exit code %d after shutdown and exit, want 0", code)
+	}
+	if fi, err := os.Stat(p.log); err != nil || fi.Size() == 0 {
+		t.Errorf("the log file %s is missing or empty (%v)", p.log, err)
+	}
+
+	// Exit without shutdown: the spec's exit code 1.
+	q := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer", "FROGNANO_CACHE="+cache)
+	q.initialize(t)
+	if err := q.server.Exit(context.Background()); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if code := q.exitCode(t, 5*time.Second); code != 1 {
+		t.Errorf("exit code %d after exit without shutdown, want 1", code)
+	}
+}
