@@ -163,11 +163,10 @@ func TestBusy(t *testing.T) {
 	e.open("calc_test.go")
 	e.open("calc.go")
 	ctx, cancel := context.WithCancel(context.Background())
+	first := find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd")
 	errc := make(chan error, 1)
-	go func() {
-		errc <- e.execute(ctx, find(t, e.actions("calc_test.go", "Add(2, 3)", true), "Fix failing test TestAdd"))
-	}()
-	e.waitFor(30*time.Second, "the first run", func() bool { return len(e.progressMessages()) > 0 })
+	go func() { errc <- e.execute(ctx, first) }()
+	e.waitFor(60*time.Second, "the first run", func() bool { return len(e.progressMessages()) > 0 })
 	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err == nil {
 		t.Error("a second run should be refused")
 	}
