@@ -18,4 +18,5 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 test: setup vet
+	cd editors/vscode && npm test
 	$(GO) test -race -count=1 -timeout 30m ./...

@@ -17,6 +17,8 @@ func runLSP(ctx context.Context, env Env, args []string) int {
 	cfg := configFlags(fs, env)
 	listen := fs.String("listen", "", "serve one client on this TCP address instead of stdio, e.g. 127.0.0.1:7777 (for debugging)")
 	logPath := fs.String("log", "", "log file (default: lsp.log in the cache folder)")
+	// vscode-languageclient's stdio transport passes --stdio; stdio is the default anyway.
+	fs.Bool("stdio", true, "serve over stdin and stdout (the default; accepted for clients that pass it)")
 	if code, done := parse(fs, args); done {
 		return code
 	}

@@ -22,10 +22,18 @@ need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the ra
 step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build" scripts/build-ollama.sh >/dev/null
 step "SmolLM2-135M-Instruct test model" scripts/fetch-smollm2.sh >/dev/null
 step "go modules" go mod download
-# Debian packages: bubblewrap (the agent's sandbox), neovim (the plugin's tests).
+# Debian packages: bubblewrap (the agent's sandbox), neovim (the plugin's tests), chromium
+# and code-server's build dependencies (the VS Code extension's end-to-end test).
 apt_missing=()
 command -v bwrap >/dev/null 2>&1 || apt_missing+=(bubblewrap)
 command -v nvim >/dev/null 2>&1 || apt_missing+=(neovim)
+[ -x /usr/bin/chromium ] || apt_missing+=(chromium)
+for p in build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev ripgrep; do
+  dpkg -s "$p" >/dev/null 2>&1 || apt_missing+=("$p")
+done
 if [ ${#apt_missing[@]} -gt 0 ]; then
-  step "apt: ${apt_missing[*]}" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${apt_missing[*]} >/dev/null"
+  step "apt: ${apt_missing[*]}" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${apt_missing[*]} >/dev/null"
 fi
+need_cmd npm "install Node.js 20 with npm"
+step "VS Code extension: npm ci" sh -c 'cd editors/vscode && { [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ] || npm ci --no-audit --no-fund >/dev/null; }'
+step "code-server 4.100.3 (the VS Code end-to-end test)" sh -c 'bash editors/vscode/test/install-code-server.sh >/dev/null'

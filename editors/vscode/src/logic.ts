@@ -1,0 +1,157 @@
+// The extension's pure logic: no `vscode` import, so `npm test` runs it under plain Node.
+// Everything here takes explicit inputs; the editor-facing files pass them in.
+
+/** What the server's code actions carry (lsp/actions.go actionData), and what frognano.run takes. */
+export interface ActionData {
+  action: string;
+  title: string;
+  uri: string;
+  version: number;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  diagnostic?: string;
+  func?: string;
+  test?: string;
+  testCommand?: string;
+  selection?: string;
+  instruction?: string;
+}
+
+/** A code action as it comes over the wire: data when the client resolves, else a command. */
+export interface WireAction {
+  title: string;
+  kind?: string;
+  data?: unknown;
+  command?: { command: string; arguments?: unknown[] };
+}
+
+/** The server's commands (lsp/lifecycle.go). */
+export const Commands = { run: 'frognano.run', ask: 'frognano.ask', cancel: 'frognano.cancel' } as const;
+
+/** Title prefixes of the actions each editor command runs, in order of preference. */
+export const Wanted = {
+  fix: ['Fix failing test', 'Fix: ', 'Implement '],
+  explain: ['Explain'],
+  tests: ['Write tests for'],
+  ask: ['Ask FrogNano'],
+} as const;
+
+/** The first action whose title starts with one of prefixes (earlier prefixes win). */
+export function pickAction<A extends WireAction>(actions: readonly A[] | null | undefined, prefixes: readonly string[]): A | undefined {
+  for (const p of prefixes) {
+    const hit = (actions ?? []).find((a) => a.title.startsWith(p));
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/** The action's data: its data field, or the argument of its frognano.run command. */
+export function actionData(a: WireAction): ActionData | undefined {
+  const d = a.data ?? a.command?.arguments?.[0];
+  if (d && typeof d === 'object' && typeof (d as ActionData).action === 'string') return d as ActionData;
+  return undefined;
+}
+
+/** The arguments of frognano.ask: the Ask action's data plus the user's instruction. */
+export function askArguments(data: ActionData, instruction: string): [ActionData] {
+  return [{ ...data, instruction: instruction.trim() }];
+}
+
+/** The server's settings (lsp/config.go Settings), the "frognano" configuration section. */
+export interface ServerSettings {
+  ollamaHost?: string;
+  model?: string;
+  numCtx?: number;
+  maxSteps?: number;
+  maxMinutes?: number;
+  actions?: Record<string, boolean>;
+  whenBusy?: 'reject' | 'queue';
+  preview?: boolean;
+}
+
+const serverKeys = ['ollamaHost', 'model', 'numCtx', 'maxSteps', 'maxMinutes', 'actions', 'whenBusy', 'preview'] as const;
+
+/**
+ * The server's settings from the "frognano" section, read through get. Empty strings and
+ * zero numbers mean "the server's default" (which honours its environment: OLLAMA_HOST,
+ * FROGNANO_MODEL, FROGNANO_NUM_CTX), so they are left out; keys that belong to the
+ * extension only (path, trace) never reach the server.
+ */
+export function serverSettings(get: (key: string) => unknown): ServerSettings {
+  const out: Record<string, unknown> = {};
+  for (const k of serverKeys) {
+    const v = get(k);
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v === 'number' && (!Number.isFinite(v) || v <= 0)) continue;
+    if (k === 'actions' && (typeof v !== 'object' || Object.keys(v as object).length === 0)) continue;
+    out[k] = v;
+  }
+  return out as ServerSettings;
+}
+
+/** initialize's initializationOptions: {frognano: settings}, the shape the server reads. */
+export function initializationOptions(get: (key: string) => unknown): { frognano: ServerSettings } {
+  return { frognano: serverSettings(get) };
+}
+
+/**
+ * The model the server will use: the setting, else the environment the server inherits,
+ * else the server's default.
+ */
+export function effectiveModel(s: ServerSettings, env: Record<string, string | undefined>): string {
+  return s.model || env.FROGNANO_MODEL || 'frognano:4b';
+}
+
+/** Restart back-off after a crash: 1 s, 2 s, 4 s, … capped at capMs. */
+export function backoffMs(attempt: number, baseMs = 1000, capMs = 30_000): number {
+  return Math.min(capMs, baseMs * 2 ** Math.max(0, Math.min(attempt, 20)));
+}
+
+/**
+ * Crash bookkeeping for the error handler: crashes closer together than stableMs count up
+ * (and lengthen the back-off); a server that ran stableMs resets the count. After maxCrashes
+ * in a row it gives up, so a binary that dies at start does not loop forever.
+ */
+export class CrashCounter {
+  private count = 0;
+  private lastStart: number;
+  constructor(private readonly now: () => number, readonly maxCrashes = 5, readonly stableMs = 120_000) {
+    this.lastStart = now();
+  }
+  started(): void {
+    this.lastStart = this.now();
+  }
+  /** Called when the server's connection closed: the delay before restarting, or undefined to give up. */
+  crashed(): number | undefined {
+    if (this.now() - this.lastStart >= this.stableMs) this.count = 0;
+    if (this.count >= this.maxCrashes) return undefined;
+    return backoffMs(this.count++);
+  }
+}
+
+/** What the status-bar item shows. */
+export interface StatusState {
+  model: string;
+  server: 'starting' | 'running' | 'stopped' | 'failed';
+  runs: string[]; // titles of the runs in progress
+}
+
+export function statusText(s: StatusState): { text: string; tooltip: string } {
+  if (s.runs.length > 0) {
+    return { text: `$(loading~spin) FrogNano: working…`, tooltip: `${s.runs.join(', ')} (${s.model}). Click to see the status; FrogNano: Cancel stops it.` };
+  }
+  switch (s.server) {
+    case 'running':
+      return { text: `$(hubot) ${s.model}`, tooltip: `FrogNano server running, model ${s.model}` };
+    case 'starting':
+      return { text: `$(sync~spin) ${s.model}`, tooltip: `FrogNano server starting, model ${s.model}` };
+    default:
+      return { text: `$(error) FrogNano`, tooltip: `FrogNano server ${s.server}: see the FrogNano output; FrogNano: Restart server starts it again` };
+  }
+}
+
+/** The server command line: `<path> lsp`, with ~ expanded. */
+export function serverCommand(path: string | undefined, home: string): { command: string; args: string[] } {
+  let p = (path ?? '').trim() || 'frognano';
+  if (p === '~' || p.startsWith('~/')) p = home + p.slice(1);
+  return { command: p, args: ['lsp'] };
+}

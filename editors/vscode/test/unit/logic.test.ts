@@ -1,0 +1,127 @@
+// Unit tests of the pure logic (src/logic.ts), run by `npm test` with node's test runner.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import {
+  actionData,
+  ActionData,
+  askArguments,
+  backoffMs,
+  CrashCounter,
+  effectiveModel,
+  initializationOptions,
+  pickAction,
+  serverCommand,
+  serverSettings,
+  statusText,
+  Wanted,
+  WireAction,
+} from '../../src/logic';
+
+const range = { start: { line: 4, character: 1 }, end: { line: 4, character: 1 } };
+const data = (action: string, title: string, extra: Partial<ActionData> = {}): ActionData => ({
+  action,
+  title,
+  uri: 'file:///p/calc_test.go',
+  version: 3,
+  range,
+  ...extra,
+});
+// What the server lists on a failing test, in its table's order (lsp/actions.go).
+const menu: WireAction[] = [
+  { title: 'Fix: calc_test.go:8: Add(2, 3) = -1, want 5', kind: 'quickfix', data: data('fix', 'Fix: calc_test.go:8: …') },
+  { title: 'Fix failing test TestAdd', kind: 'quickfix', data: data('fixTest', 'Fix failing test TestAdd', { test: 'TestAdd', func: 'TestAdd' }) },
+  { title: 'Explain TestAdd', kind: 'refactor', data: data('explain', 'Explain TestAdd', { func: 'TestAdd' }) },
+  { title: 'Ask FrogNano…', kind: 'refactor', data: data('ask', 'Ask FrogNano…', { func: 'TestAdd' }) },
+];
+
+describe('pickAction', () => {
+  test('earlier prefixes win over menu order', () => {
+    assert.equal(pickAction(menu, Wanted.fix)?.title, 'Fix failing test TestAdd');
+  });
+  test('falls back to later prefixes', () => {
+    assert.equal(pickAction(menu.filter((a) => !a.title.startsWith('Fix failing')), Wanted.fix)?.title, menu[0].title);
+  });
+  test('explain, ask, and nothing', () => {
+    assert.equal(pickAction(menu, Wanted.explain)?.title, 'Explain TestAdd');
+    assert.equal(pickAction(menu, Wanted.ask)?.title, 'Ask FrogNano…');
+    assert.equal(pickAction(menu, Wanted.tests), undefined);
+    assert.equal(pickAction(null, Wanted.fix), undefined);
+    assert.equal(pickAction([], Wanted.fix), undefined);
+  });
+});
+
+describe('actionData', () => {
+  test('from data (clients that resolve)', () => {
+    assert.equal(actionData(menu[1])?.test, 'TestAdd');
+  });
+  test('from the frognano.run command argument', () => {
+    const d = data('explain', 'Explain this', { selection: 'x' });
+    assert.deepEqual(actionData({ title: 'Explain this', command: { command: 'frognano.run', arguments: [d] } }), d);
+  });
+  test('none', () => {
+    assert.equal(actionData({ title: 'Other' }), undefined);
+    assert.equal(actionData({ title: 'Other', data: { foo: 1 } }), undefined);
+  });
+});
+
+describe('askArguments', () => {
+  test('adds the trimmed instruction and keeps the context', () => {
+    const d = data('ask', 'Ask FrogNano…', { func: 'Add', selection: 'return a - b' });
+    const [arg] = askArguments(d, '  make it add \n');
+    assert.equal(arg.instruction, 'make it add');
+    assert.equal(arg.func, 'Add');
+    assert.equal(arg.selection, 'return a - b');
+    assert.deepEqual(arg.range, range);
+    assert.equal(d.instruction, undefined, 'the action itself is not changed');
+  });
+});
+
+describe('settings', () => {
+  const config = (v: Record<string, unknown>) => (k: string) => v[k];
+  test('defaults leave everything to the server', () => {
+    // package.json's defaults: empty strings and 0 mean "the server's default".
+    const defaults = { path: 'frognano', ollamaHost: '', model: '', numCtx: 0, maxSteps: 100, maxMinutes: 30, actions: {}, whenBusy: 'reject', preview: true };
+    assert.deepEqual(initializationOptions(config(defaults)), { frognano: { maxSteps: 100, maxMinutes: 30, whenBusy: 'reject', preview: true } });
+  });
+  test('set values pass through; extension-only keys do not', () => {
+    const s = serverSettings(
+      config({ path: '/x/frognano', trace: { server: 'verbose' }, ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue' }),
+    );
+    assert.deepEqual(s, { ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue' });
+  });
+  test('the model shown', () => {
+    assert.equal(effectiveModel({ model: 'a' }, { FROGNANO_MODEL: 'b' }), 'a');
+    assert.equal(effectiveModel({}, { FROGNANO_MODEL: 'b' }), 'b');
+    assert.equal(effectiveModel({}, {}), 'frognano:4b');
+  });
+  test('server command', () => {
+    assert.deepEqual(serverCommand(undefined, '/home/u'), { command: 'frognano', args: ['lsp'] });
+    assert.deepEqual(serverCommand(' ', '/home/u'), { command: 'frognano', args: ['lsp'] });
+    assert.deepEqual(serverCommand('~/bin/frognano', '/home/u'), { command: '/home/u/bin/frognano', args: ['lsp'] });
+  });
+});
+
+describe('restart back-off', () => {
+  test('doubles up to the cap', () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 100].map((n) => backoffMs(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  });
+  test('gives up after repeated crashes, resets after a stable run', () => {
+    let now = 0;
+    const c = new CrashCounter(() => now, 3, 60_000);
+    assert.deepEqual([c.crashed(), c.crashed(), c.crashed(), c.crashed()], [1000, 2000, 4000, undefined]);
+    c.started();
+    now += 60_000;
+    assert.equal(c.crashed(), 1000);
+  });
+});
+
+describe('statusText', () => {
+  test('working while a run is active', () => {
+    assert.match(statusText({ model: 'fixer', server: 'running', runs: ['FrogNano: Fix failing test TestAdd'] }).text, /working…/);
+  });
+  test('model when running; error when stopped', () => {
+    assert.match(statusText({ model: 'fixer', server: 'running', runs: [] }).text, /fixer/);
+    assert.match(statusText({ model: 'fixer', server: 'failed', runs: [] }).text, /\$\(error\)/);
+  });
+});

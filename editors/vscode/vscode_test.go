@@ -1,0 +1,78 @@
+// Package vscode runs the VS Code extension's end-to-end test (test/e2e.mjs) in real VS Code
+// (code-server + headless Chromium) against the real `frognano lsp` and a real Ollama
+// serving a scripted model. Everything it needs is installed by test/run-e2e.sh.
+package vscode
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/ollama"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+// ready says whether this machine has what the e2e needs: under CI it must (setup.sh
+// installs it); elsewhere the test runs only once code-server is in the cache.
+func ready(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(ollama.CacheDir(), "code-server")); err != nil {
+		t.Skip("skipping: code-server is not installed; run editors/vscode/test/install-code-server.sh (CI does)")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("skipping: npm not installed")
+	}
+}
+
+func TestVSCodeFixFailingTest(t *testing.T) {
+	ready(t)
+	srv := ollamatest.Start(t)
+	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
+	bin := filepath.Join(t.TempDir(), "frognano")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building frognano: %v\n%s", err, out)
+	}
+	project := t.TempDir()
+	if err := demo.WriteSample(context.Background(), project); err != nil {
+		t.Fatal(err)
+	}
+	out := os.Getenv("FROGNANO_E2E_OUT")
+	if out == "" {
+		out = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "test/run-e2e.sh")
+	cmd.Env = append(os.Environ(),
+		"FROGNANO_BIN="+bin,
+		"OLLAMA_HOST="+srv.Host,
+		"FROGNANO_MODEL=fixer",
+		"FROGNANO_NUM_CTX=16384",
+		"FROGNANO_E2E_PROJECT="+project,
+		"FROGNANO_E2E_OUT="+out,
+	)
+	combined, err := cmd.CombinedOutput()
+	t.Logf("e2e output:\n%s", combined)
+	if err != nil {
+		t.Fatalf("the VS Code e2e failed: %v (screenshots and logs in %s)", err, out)
+	}
+	if !strings.Contains(string(combined), "1 passed, 0 failed") {
+		t.Fatalf("the e2e did not report a pass")
+	}
+	for _, shot := range []string{"menu.png", "result.png"} {
+		if st, err := os.Stat(filepath.Join(out, shot)); err != nil || st.Size() == 0 {
+			t.Errorf("screenshot %s missing: %v", shot, err)
+		}
+	}
+}
