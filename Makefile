@@ -10,7 +10,10 @@ build:
 setup:
 	scripts/setup.sh
 
-demo: setup build
+# The demo needs only the Ollama server (when no FrogNano model is installed), not the test
+# tools that setup.sh adds.
+demo: build
+	@scripts/build-ollama.sh >/dev/null
 	$(BIN) demo
 
 vet:
