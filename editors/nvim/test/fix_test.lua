@@ -28,7 +28,15 @@ local ok, err = pcall(function()
   frognano.setup({
     cmd = { assert(os.getenv('FROGNANO_BIN')), 'lsp' },
     settings = { numCtx = 16384 },
+    preview = true,
   })
+  -- The preview asks before applying; the test answers "Apply" and keeps what was shown.
+  local preview = require('frognano.preview')
+  local asked = {}
+  preview.confirm = function(title)
+    table.insert(asked, title)
+    return true
+  end
   vim.cmd('filetype on')
   vim.cmd('edit ' .. os.getenv('FROGNANO_PROJECT') .. '/calc_test.go')
   local buf = vim.api.nvim_get_current_buf()
@@ -65,6 +73,10 @@ local ok, err = pcall(function()
   check(fixed, 'calc.go was not fixed within 3 minutes')
   local b = vim.fn.bufnr('calc.go')
   say('calc.go: ' .. table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):gsub('\n', ' / '))
+  say('preview asked: ' .. table.concat(asked, ' | '))
+  say('preview diff: ' .. table.concat(preview.last or {}, ' / '))
+  check(#asked == 1, 'the preview did not ask before applying')
+  check(table.concat(preview.last or {}, '\n'):find('+\treturn a + b', 1, true) ~= nil, 'the preview diff lacks the fix')
   local progress = table.concat(frognano.history, ' | ')
   say('progress: ' .. progress)
   check(progress:find('Editing calc.go', 1, true) ~= nil, 'no progress message for the edit')

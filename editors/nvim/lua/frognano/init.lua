@@ -11,12 +11,14 @@ local M = {}
 ---@field root_markers string[] files that mark a project root (default .git, go.mod, package.json, pyproject.toml)
 ---@field settings table the server's "frognano" settings (model, numCtx, maxSteps, actions, whenBusy, ...)
 ---@field progress boolean echo the agent's progress (default true)
+---@field preview boolean show FrogNano's change as a diff and ask before applying it (default false)
 M.defaults = {
   cmd = { 'frognano', 'lsp' },
   filetypes = { 'go', 'python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact' },
   root_markers = { '.git', 'go.mod', 'package.json', 'pyproject.toml', 'setup.py' },
   settings = {},
   progress = true,
+  preview = false,
 }
 
 ---@type FrogNanoOptions
@@ -86,7 +88,7 @@ function M.attach(bufnr)
     root_dir = root_dir(bufnr),
     init_options = { frognano = M.options.settings },
     settings = { frognano = M.options.settings },
-    handlers = { ['$/progress'] = on_progress },
+    handlers = { ['$/progress'] = on_progress, ['workspace/applyEdit'] = require('frognano.preview').handler },
   }
   if vim.lsp.start then
     return vim.lsp.start(config, { bufnr = bufnr })
