@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/frognano/frognano/ollama"
@@ -41,6 +42,9 @@ func (s *Settings) merge(raw []byte) error {
 	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Frognano) > 0 {
 		raw = wrapped.Frognano
 	}
+	// Readers hold copies of Settings that share this map: decode into a fresh one, since
+	// json.Unmarshal adds to an existing map in place.
+	s.Actions = maps.Clone(s.Actions)
 	return json.Unmarshal(raw, s)
 }
 
