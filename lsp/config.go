@@ -42,9 +42,13 @@ func (s *Settings) merge(raw []byte) error {
 	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Frognano) > 0 {
 		raw = wrapped.Frognano
 	}
-	// Readers hold copies of Settings that share this map: decode into a fresh one, since
-	// json.Unmarshal adds to an existing map in place.
+	// Readers hold copies of Settings that share the map and the pointer: decode into fresh
+	// ones, since json.Unmarshal adds to an existing map and writes through a set pointer.
 	s.Actions = maps.Clone(s.Actions)
+	if s.Preview != nil {
+		p := *s.Preview
+		s.Preview = &p
+	}
 	return json.Unmarshal(raw, s)
 }
 
