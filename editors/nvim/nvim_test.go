@@ -52,6 +52,7 @@ func TestNeovimFixFailingTest(t *testing.T) {
 	plugin, _ := filepath.Abs(".")
 	home := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out.txt")
+	html := filepath.Join(t.TempDir(), "preview.html")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nv, "--headless", "-u", "NONE", "-c", "luafile test/fix_test.lua")
@@ -69,6 +70,7 @@ func TestNeovimFixFailingTest(t *testing.T) {
 		"FROGNANO_PLUGIN="+plugin,
 		"FROGNANO_PROJECT="+project,
 		"FROGNANO_TEST_OUT="+out,
+		"FROGNANO_TEST_HTML="+html,
 		"PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"),
 	)
 	combined, err := cmd.CombinedOutput()
@@ -84,5 +86,26 @@ func TestNeovimFixFailingTest(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(project, "calc.go")); !strings.Contains(string(b), "return a - b") {
 		t.Error("the file on disk changed: the edit belongs in the buffer until the user saves")
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "return a + b") {
+		t.Fatalf("the preview was not rendered: %v", err)
+	}
+	screenshot(t, html)
+}
+
+// screenshot renders the preview page with headless Chromium (when installed) into
+// $FROGNANO_SCREENSHOT_DIR/nvim-preview.png, for the README.
+func screenshot(t *testing.T, html string) {
+	dir := os.Getenv("FROGNANO_SCREENSHOT_DIR")
+	if dir == "" {
+		return
+	}
+	png := filepath.Join(dir, "nvim-preview.png")
+	cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--no-first-run", "--hide-scrollbars", "--window-size=800,300", "--screenshot="+png, "file://"+html)
+	cmd.Dir = t.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("chromium: %v\n%s", err, out)
 	}
 }

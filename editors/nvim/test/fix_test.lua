@@ -35,6 +35,16 @@ local ok, err = pcall(function()
   local asked = {}
   preview.confirm = function(title)
     table.insert(asked, title)
+    -- Keep what the user would see: the preview buffer, rendered by Neovim's :TOhtml, for
+    -- the test to screenshot.
+    local html = os.getenv('FROGNANO_TEST_HTML')
+    if html then
+      vim.cmd('syntax on')
+      vim.cmd('runtime plugin/tohtml.vim')
+      vim.cmd('TOhtml')
+      vim.cmd('write! ' .. vim.fn.fnameescape(html))
+      vim.cmd('bwipeout!')
+    end
     return true
   end
   vim.cmd('filetype on')
