@@ -298,3 +298,33 @@ func TestMissingModelOffersPull(t *testing.T) {
 		t.Errorf("no pull progress: %q", e.progressMessages())
 	}
 }
+
+// TestStatusRequest: frognano/status says which model, whether Ollama answers and has it.
+func TestStatusRequest(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "present", modelgen.Turn{Content: "hi there"})
+	for _, tc := range []struct {
+		name  string
+		cfg   ollama.Config
+		check func(Status) bool
+	}{
+		{"ok", cfg, func(s Status) bool { return s.Ollama == "ok" && s.ModelPresent && s.Model == "present" && s.OllamaVersion == ollama.Version }},
+		{"missing", ollama.Config{Host: srv.Host, Model: "absent"}, func(s Status) bool {
+			return s.Ollama == "ok" && !s.ModelPresent && strings.Contains(s.Problem, `Model "absent" is not installed`)
+		}},
+		{"down", ollama.Config{Host: closedAddr(t), Model: "x"}, func(s Status) bool {
+			return s.Ollama == "unreachable" && strings.Contains(s.Problem, "ollama serve")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEditor(t, sampleWorkspace, tc.cfg, capsFull(), nil)
+			var st Status
+			if _, err := e.conn.Call(context.Background(), MethodStatus, map[string]any{}, &st); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(st) {
+				t.Errorf("status %+v", st)
+			}
+		})
+	}
+}

@@ -11,7 +11,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { CrashCounter, effectiveModel, initializationOptions, serverCommand, serverSettings, statusText, StatusState } from './logic';
+import { CrashCounter, effectiveModel, initializationOptions, serverCommand, serverSettings, ServerStatus, statusText, StatusState } from './logic';
 import { Middleware, RunProgressFeature } from './progress';
 
 export const section = 'frognano';
@@ -30,6 +30,9 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.status.command = 'frognano.showStatus';
+    // Ollama may be started or stopped at any time: look again every minute.
+    const timer = setInterval(() => void this.refreshBackend(), 60_000);
+    this.disposables.push({ dispose: () => clearInterval(timer) });
     this.status.name = 'FrogNano';
     this.updateStatus();
     this.status.show();
@@ -103,6 +106,7 @@ export class Ctx implements vscode.Disposable {
         this.serverState = e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped';
         if (e.newState !== State.Running) this.runs.clear();
         this.updateStatus();
+        if (e.newState === State.Running) void this.refreshBackend();
       }),
     );
     this.serverState = 'starting';
@@ -150,16 +154,36 @@ export class Ctx implements vscode.Disposable {
   runEnded(token: string): void {
     this.runs.delete(token);
     this.updateStatus();
+    void this.refreshBackend();
+  }
+
+  private backend: ServerStatus | undefined;
+
+  /** Asks the server whether Ollama answers and has the model (frognano/status). */
+  async refreshBackend(): Promise<void> {
+    const client = this.client;
+    if (!client || this.serverState !== 'running') return;
+    try {
+      this.backend = await client.sendRequest<ServerStatus>('frognano/status', {});
+    } catch (e) {
+      this.output.appendLine(`[frognano] frognano/status: ${String(e)}`);
+      this.backend = undefined;
+    }
+    this.updateStatus();
   }
 
   updateStatus(): void {
-    const { text, tooltip } = statusText({ model: this.model(), server: this.serverState, runs: [...this.runs.values()] });
+    const { text, tooltip } = statusText({ model: this.model(), server: this.serverState, runs: [...this.runs.values()], backend: this.backend });
     this.status.text = text;
     this.status.tooltip = tooltip;
   }
 
   describe(): string {
     const lines = [`server: ${this.serverState}${this.client?.initializeResult?.serverInfo?.version ? ` (frognano ${this.client.initializeResult.serverInfo.version})` : ''}`, `model: ${this.model()}`];
+    if (this.backend) {
+      lines.push(`ollama: ${this.backend.ollama}${this.backend.ollamaVersion ? ' ' + this.backend.ollamaVersion : ''} at ${this.backend.ollamaHost}`);
+      if (this.backend.problem) lines.push(this.backend.problem);
+    }
     for (const title of this.runs.values()) lines.push(`running: ${title}`);
     return lines.join('; ');
   }

@@ -129,10 +129,23 @@ export class CrashCounter {
 }
 
 /** What the status-bar item shows. */
+/** The server's answer to frognano/status (lsp/status.go). */
+export interface ServerStatus {
+  ollamaHost: string;
+  model: string;
+  ollama: 'ok' | 'unreachable' | 'error';
+  ollamaVersion?: string;
+  modelPresent: boolean;
+  problem?: string;
+  running: string[];
+}
+
 export interface StatusState {
   model: string;
   server: 'starting' | 'running' | 'stopped' | 'failed';
   runs: string[]; // titles of the runs in progress
+  /** The latest frognano/status answer, when the server gave one. */
+  backend?: ServerStatus;
 }
 
 export function statusText(s: StatusState): { text: string; tooltip: string } {
@@ -141,7 +154,16 @@ export function statusText(s: StatusState): { text: string; tooltip: string } {
   }
   switch (s.server) {
     case 'running':
-      return { text: `$(hubot) ${s.model}`, tooltip: `FrogNano server running, model ${s.model}` };
+      if (s.backend && s.backend.ollama !== 'ok') {
+        return { text: `$(warning) ${s.model}: Ollama ${s.backend.ollama}`, tooltip: s.backend.problem ?? `Ollama at ${s.backend.ollamaHost} is ${s.backend.ollama}` };
+      }
+      if (s.backend && !s.backend.modelPresent) {
+        return { text: `$(warning) ${s.model}: not installed`, tooltip: s.backend.problem ?? `Ollama has no model ${s.model}` };
+      }
+      return {
+        text: `$(hubot) ${s.model}`,
+        tooltip: `FrogNano server running, model ${s.model}` + (s.backend ? `, Ollama ${s.backend.ollamaVersion ?? ''} at ${s.backend.ollamaHost}` : ''),
+      };
     case 'starting':
       return { text: `$(sync~spin) ${s.model}`, tooltip: `FrogNano server starting, model ${s.model}` };
     default:

@@ -120,6 +120,14 @@ describe('statusText', () => {
   test('working while a run is active', () => {
     assert.match(statusText({ model: 'fixer', server: 'running', runs: ['FrogNano: Fix failing test TestAdd'] }).text, /working…/);
   });
+  test('Ollama state from frognano/status', () => {
+    const backend = { ollamaHost: 'http://127.0.0.1:11434', model: 'fixer', ollama: 'ok' as const, ollamaVersion: '0.17.4', modelPresent: true, running: [] };
+    assert.match(statusText({ model: 'fixer', server: 'running', runs: [], backend }).tooltip, /Ollama 0\.17\.4 at http:\/\/127\.0\.0\.1:11434/);
+    const down = statusText({ model: 'fixer', server: 'running', runs: [], backend: { ...backend, ollama: 'unreachable', problem: 'Ollama is not reachable at …' } });
+    assert.match(down.text, /\$\(warning\) fixer: Ollama unreachable/);
+    assert.equal(down.tooltip, 'Ollama is not reachable at …');
+    assert.match(statusText({ model: 'fixer', server: 'running', runs: [], backend: { ...backend, modelPresent: false } }).text, /not installed/);
+  });
   test('model when running; error when stopped', () => {
     assert.match(statusText({ model: 'fixer', server: 'running', runs: [] }).text, /fixer/);
     assert.match(statusText({ model: 'fixer', server: 'failed', runs: [] }).text, /\$\(error\)/);

@@ -1,0 +1,75 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/frognano/frognano/ollama"
+)
+
+// MethodStatus is frognano's own request for the editors' status displays: which model,
+// whether Ollama answers and has it, and what is running. Params: {} (or null; the library
+// rejects a request with no params at all).
+const MethodStatus = "frognano/status"
+
+// Status is the answer to frognano/status.
+type Status struct {
+	OllamaHost string `json:"ollamaHost"`
+	Model      string `json:"model"`
+	// Ollama is "ok", "unreachable", or "error"; OllamaVersion is set when it answered.
+	Ollama        string `json:"ollama"`
+	OllamaVersion string `json:"ollamaVersion,omitempty"`
+	// ModelPresent says Ollama has the model; Problem says what to do when something is wrong.
+	ModelPresent bool     `json:"modelPresent"`
+	Problem      string   `json:"problem,omitempty"`
+	Running      []string `json:"running"`
+}
+
+// Request serves frognano's own methods; anything else is not found.
+func (s *server) Request(ctx context.Context, method string, params any) (any, error) {
+	if method != MethodStatus {
+		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "unknown method "+method)
+	}
+	b, err := json.Marshal(s.status(ctx))
+	return jsonrpc2.RawMessage(b), err
+}
+
+func (s *server) status(ctx context.Context) Status {
+	settings, _, _ := s.snapshotSettings()
+	cfg := settings.ollamaConfig(s.opts.Env)
+	st := Status{Model: cfg.Model, Running: []string{}}
+	if u, err := cfg.BaseURL(); err == nil {
+		st.OllamaHost = u.String()
+	}
+	s.mu.Lock()
+	for _, r := range s.runs {
+		st.Running = append(st.Running, r.title)
+	}
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	client, err := cfg.Client()
+	if err == nil {
+		st.OllamaVersion, err = client.Version(ctx)
+	}
+	if err != nil {
+		p := ollama.Explain(err, cfg)
+		st.Ollama, st.Problem = "error", p.Error()
+		if p.Kind == ollama.KindUnreachable {
+			st.Ollama = "unreachable"
+		}
+		return st
+	}
+	st.Ollama = "ok"
+	if _, err := client.Show(ctx, &api.ShowRequest{Model: cfg.Model}); err != nil {
+		st.Problem = ollama.Explain(err, cfg).Error()
+		return st
+	}
+	st.ModelPresent = true
+	return st
+}
