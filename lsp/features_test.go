@@ -308,7 +308,9 @@ func TestStatusRequest(t *testing.T) {
 		cfg   ollama.Config
 		check func(Status) bool
 	}{
-		{"ok", cfg, func(s Status) bool { return s.Ollama == "ok" && s.ModelPresent && s.Model == "present" && s.OllamaVersion == ollama.Version }},
+		{"ok", cfg, func(s Status) bool {
+			return s.Ollama == "ok" && s.ModelPresent && s.Model == "present" && s.OllamaVersion == ollama.Version
+		}},
 		{"missing", ollama.Config{Host: srv.Host, Model: "absent"}, func(s Status) bool {
 			return s.Ollama == "ok" && !s.ModelPresent && strings.Contains(s.Problem, `Model "absent" is not installed`)
 		}},
