@@ -91,6 +91,15 @@ local ok, err = pcall(function()
   say('progress: ' .. progress)
   check(progress:find('Editing calc.go', 1, true) ~= nil, 'no progress message for the edit')
 
+  -- :FrogNano status asks the server about Ollama and the model.
+  local notified = {}
+  local notify = vim.notify
+  vim.notify = function(msg) table.insert(notified, msg) end
+  vim.cmd('FrogNano status')
+  vim.notify = notify
+  say('status: ' .. table.concat(notified, ' / '))
+  check(table.concat(notified, ' '):find('Ollama ok 0.17.4', 1, true) ~= nil, ':FrogNano status does not report Ollama')
+
   -- :checkhealth frognano
   vim.cmd('checkhealth frognano')
   local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')

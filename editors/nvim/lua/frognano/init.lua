@@ -234,6 +234,18 @@ function M.command(fargs)
   elseif sub == 'status' then
     local client = M.client(bufnr)
     local lines = { client and ('attached (client ' .. client.id .. ', root ' .. (client.config.root_dir or '?') .. ')') or 'not attached' }
+    if client then
+      -- frognano/status: the model, and whether Ollama answers and has it.
+      local resp = client.request_sync('frognano/status', vim.empty_dict(), 4000, bufnr)
+      local st = resp and resp.result
+      if st then
+        table.insert(lines, 'model ' .. st.model .. (st.modelPresent and '' or ' (not installed)'))
+        table.insert(lines, 'Ollama ' .. st.ollama .. (st.ollamaVersion and (' ' .. st.ollamaVersion) or '') .. ' at ' .. st.ollamaHost)
+        if st.problem then
+          table.insert(lines, st.problem)
+        end
+      end
+    end
     for _, msg in pairs(M.progress) do
       table.insert(lines, 'running: ' .. msg)
     end
