@@ -106,6 +106,8 @@ local ok, err = pcall(function()
   say('health: ' .. health:gsub('\n', ' / '))
   check(health:find('server binary found') ~= nil, 'checkhealth did not find the binary')
   check(health:find('reachable at') ~= nil, 'checkhealth did not report Ollama')
+  check(health:find('language server started: client', 1, true) ~= nil, 'checkhealth did not report the running server')
+  check(health:find('fixer present', 1, true) ~= nil, 'checkhealth did not report the model')
   finish(true)
 end)
 if not ok then

@@ -39,11 +39,16 @@ function M.check()
       info(vim.trim(line))
     end
   end
-  local client = require('frognano').client(0)
-  if client then
-    ok('attached to this buffer (client ' .. client.id .. ')')
+  local running = {}
+  for _, c in pairs(vim.lsp.get_active_clients()) do
+    if c.name == 'frognano' and not c.is_stopped() then
+      table.insert(running, 'client ' .. c.id .. ' for ' .. tostring(c.config.root_dir))
+    end
+  end
+  if #running > 0 then
+    ok('language server started: ' .. table.concat(running, ', '))
   else
-    info('not attached to this buffer (filetypes: ' .. table.concat(cfg.filetypes, ', ') .. ')')
+    info('language server not started yet: it starts with the first ' .. table.concat(cfg.filetypes, '/') .. ' buffer')
   end
 end
 
