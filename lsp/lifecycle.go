@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -24,8 +25,9 @@ func (s *server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 	if s.state != starting {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already called")
 	}
+	// Initialize runs before the message is released: keep no string that aliases it.
 	s.caps = readCaps(&p.Capabilities)
-	s.root = rootOf(p)
+	s.root = strings.Clone(rootOf(p))
 	if err := s.settings.merge(p.InitializationOptions); err != nil {
 		s.log.Printf("initializationOptions: %v (ignored)", err)
 	}
@@ -131,7 +133,7 @@ func readCaps(c *protocol.ClientCapabilities) clientCaps {
 		if e := w.WorkspaceEdit; e != nil {
 			caps.documentChanges = e.DocumentChanges != nil && *e.DocumentChanges
 			for _, op := range e.ResourceOperations {
-				caps.resourceOps[string(op)] = true
+				caps.resourceOps[strings.Clone(string(op))] = true
 			}
 			caps.annotations = e.ChangeAnnotationSupport != nil
 		}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
@@ -24,18 +25,6 @@ import (
 // The in-process tests drive Serve on a pipe; this one drives the real binary the way an
 // editor does: `frognano lsp` as a child process, LSP over its stdin and stdout,
 // configured through the environment.
-
-// buildFrognano builds the binary from the module root (the parent of this package).
-func buildFrognano(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "frognano")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // procConn is a child's stdout (to read) and stdin (to write) as one connection.
 type procConn struct {
@@ -161,7 +150,7 @@ func (p *lspProcess) exitCode(t *testing.T, d time.Duration) int {
 func TestStdioEndToEnd(t *testing.T) {
 	srv := ollamatest.Start(t)
 	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
-	bin := buildFrognano(t)
+	bin := frognanotest.Build(t)
 	cache := t.TempDir()
 	p := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer",
 		"FROGNANO_NUM_CTX=16384", "FROGNANO_CACHE="+cache)

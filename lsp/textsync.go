@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"strings"
 
 	"go.lsp.dev/protocol"
 
@@ -10,12 +11,15 @@ import (
 )
 
 // Document sync handlers run on the read loop (see transport.go), so the store always
-// reflects every notification received before the request being handled.
+// reflects every notification received before the request being handled. They run before
+// jsonrpc2 releases (copies) the message, so the strings they keep are cloned: decoded
+// strings may alias the transport's reused read buffer.
 
 func (s *server) DidOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) error {
 	d := p.TextDocument
-	s.docs.Open(string(d.URI), string(d.LanguageID), d.Version, d.Text)
-	go s.warm(string(d.URI))
+	u := strings.Clone(string(d.URI))
+	s.docs.Open(u, strings.Clone(string(d.LanguageID)), d.Version, strings.Clone(d.Text))
+	go s.warm(u)
 	return nil
 }
 
@@ -25,16 +29,17 @@ func (s *server) DidChange(ctx context.Context, p *protocol.DidChangeTextDocumen
 		switch c := c.(type) {
 		case *protocol.TextDocumentContentChangePartial:
 			r := fromRange(c.Range)
-			changes = append(changes, document.Change{Range: &r, Text: c.Text})
+			changes = append(changes, document.Change{Range: &r, Text: strings.Clone(c.Text)})
 		case *protocol.TextDocumentContentChangeWholeDocument:
-			changes = append(changes, document.Change{Text: c.Text})
+			changes = append(changes, document.Change{Text: strings.Clone(c.Text)})
 		}
 	}
-	if err := s.docs.Change(string(p.TextDocument.URI), p.TextDocument.Version, changes); err != nil {
+	u := strings.Clone(string(p.TextDocument.URI))
+	if err := s.docs.Change(u, p.TextDocument.Version, changes); err != nil {
 		// A lost change means our copy of the buffer is wrong: say so, loudly, once.
 		s.show(ctx, protocol.MessageTypeError, "frognano lost track of %s (%v); close and reopen the file", p.TextDocument.URI, err)
 	}
-	go s.warm(string(p.TextDocument.URI))
+	go s.warm(u)
 	return nil
 }
 

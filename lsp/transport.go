@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"sync"
@@ -34,7 +35,10 @@ func (codec) Unmarshal(data []byte, v any) error {
 		*p = append(jsonrpc2.RawMessage(nil), data...)
 		return nil
 	}
-	return protocol.Unmarshal(data, v)
+	// The decoder may leave strings aliasing its input, and the transport reuses its read
+	// buffers: decode a private copy, or a kept string changes under us (seen: a code
+	// action title overwritten by the next message).
+	return protocol.Unmarshal(bytes.Clone(data), v)
 }
 
 // inOrder lists the methods handled on the read loop, before any later message is read:

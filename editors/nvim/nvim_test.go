@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
@@ -28,23 +29,11 @@ func nvim(t *testing.T) string {
 	return p
 }
 
-// build compiles frognano for the editor to start.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "frognano")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building frognano: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestNeovimFixFailingTest(t *testing.T) {
 	nv := nvim(t)
 	srv := ollamatest.Start(t)
 	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
-	bin := build(t)
+	bin := frognanotest.Build(t)
 	project := t.TempDir()
 	if err := demo.WriteSample(context.Background(), project); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
@@ -37,12 +38,7 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 	ready(t)
 	srv := ollamatest.Start(t)
 	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
-	bin := filepath.Join(t.TempDir(), "frognano")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building frognano: %v\n%s", err, out)
-	}
+	bin := frognanotest.Build(t)
 	project := t.TempDir()
 	if err := demo.WriteSample(context.Background(), project); err != nil {
 		t.Fatal(err)
