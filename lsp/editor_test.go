@@ -440,4 +440,46 @@ func (e *editor) editsSent() []protocol.ApplyWorkspaceEditParams {
 	return append([]protocol.ApplyWorkspaceEditParams(nil), e.edits...)
 }
 
+// checkFixed checks the outcome of the scripted "Fix failing test TestAdd" run on the
+// sample workspace: one applyEdit for calc.go at the open buffer's version 1, the buffer
+// fixed, the file on disk untouched (only the editor writes), and progress from begin
+// through the agent's steps to end.
+func (e *editor) checkFixed(t testing.TB) {
+	t.Helper()
+	edits := e.editsSent()
+	if len(edits) != 1 {
+		t.Fatalf("want one applyEdit, got %d (messages %q)", len(edits), e.shownMessages())
+	}
+	dc := edits[0].Edit.DocumentChanges
+	if len(dc) != 1 {
+		t.Fatalf("document changes %+v", dc)
+	}
+	td, ok := dc[0].(*protocol.TextDocumentEdit)
+	if !ok {
+		t.Fatalf("want a TextDocumentEdit, got %T", dc[0])
+	}
+	if td.TextDocument.URI != uri.URI(e.uri("calc.go")) {
+		t.Errorf("the edit is for %s, want calc.go", td.TextDocument.URI)
+	}
+	if td.TextDocument.Version == nil || *td.TextDocument.Version != 1 {
+		t.Errorf("the edit must carry the open buffer's version 1: %+v", td.TextDocument)
+	}
+	if text := e.text("calc.go"); !strings.Contains(text, "return a + b") || strings.Contains(text, "return a - b") {
+		t.Errorf("buffer not fixed:\n%s", text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, "calc.go")); !strings.Contains(string(b), "return a - b") {
+		t.Error("the server wrote the user's file itself; only the editor may")
+	}
+	prog := e.progressMessages()
+	joined := strings.Join(prog, "|")
+	for _, want := range []string{"begin:FrogNano: Fix failing test TestAdd", "report:Reading calc.go", "report:Editing calc.go", "end:1 files changed"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("progress lacks %q: %s", want, joined)
+		}
+	}
+	if len(prog) < 3 || !strings.HasPrefix(prog[0], "begin:") || !strings.HasPrefix(prog[len(prog)-1], "end:") {
+		t.Errorf("progress must begin, report, end in that order: %q", prog)
+	}
+}
+
 func sorted(s []string) []string { sort.Strings(s); return s }

@@ -145,30 +145,7 @@ func TestFixFailingTestEndToEnd(t *testing.T) {
 	if err := e.execute(context.Background(), a); err != nil {
 		t.Fatalf("run: %v (messages %q)", err, e.shownMessages())
 	}
-	edits := e.editsSent()
-	if len(edits) != 1 {
-		t.Fatalf("want one applyEdit, got %d (messages %q)", len(edits), e.shownMessages())
-	}
-	dc := edits[0].Edit.DocumentChanges
-	if len(dc) != 1 {
-		t.Fatalf("document changes %+v", dc)
-	}
-	td := dc[0].(*protocol.TextDocumentEdit)
-	if td.TextDocument.Version == nil || *td.TextDocument.Version != 1 {
-		t.Errorf("the edit must carry the open buffer's version: %+v", td.TextDocument)
-	}
-	if !strings.Contains(e.text("calc.go"), "return a + b") {
-		t.Errorf("buffer not fixed:\n%s", e.text("calc.go"))
-	}
-	if b, _ := exec.Command("cat", e.root+"/calc.go").Output(); !strings.Contains(string(b), "return a - b") {
-		t.Error("the server wrote the user's file itself; only the editor may")
-	}
-	prog := strings.Join(e.progressMessages(), "|")
-	for _, want := range []string{"begin:FrogNano: Fix failing test TestAdd", "report:Reading calc.go", "report:Editing calc.go", "end:1 files changed"} {
-		if !strings.Contains(prog, want) {
-			t.Errorf("progress lacks %q: %s", want, prog)
-		}
-	}
+	e.checkFixed(t)
 }
 
 // TestCancelStopsTheRun: cancelling through the progress token ends the run at once:

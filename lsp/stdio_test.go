@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -164,41 +163,7 @@ func TestStdioEndToEnd(t *testing.T) {
 		t.Fatalf("run: %v (messages %q)", err, p.shownMessages())
 	}
 
-	edits := p.editsSent()
-	if len(edits) != 1 {
-		t.Fatalf("want one applyEdit, got %d (messages %q)", len(edits), p.shownMessages())
-	}
-	dc := edits[0].Edit.DocumentChanges
-	if len(dc) != 1 {
-		t.Fatalf("document changes %+v", dc)
-	}
-	td, ok := dc[0].(*protocol.TextDocumentEdit)
-	if !ok {
-		t.Fatalf("want a TextDocumentEdit, got %T", dc[0])
-	}
-	if td.TextDocument.URI != uri.URI(p.uri("calc.go")) {
-		t.Errorf("the edit is for %s, want calc.go", td.TextDocument.URI)
-	}
-	if td.TextDocument.Version == nil || *td.TextDocument.Version != 1 {
-		t.Errorf("the edit must carry the open buffer's version 1: %+v", td.TextDocument)
-	}
-	if text := p.text("calc.go"); !strings.Contains(text, "return a + b") || strings.Contains(text, "return a - b") {
-		t.Errorf("buffer not fixed:\n%s", text)
-	}
-	if b, _ := os.ReadFile(filepath.Join(p.root, "calc.go")); !strings.Contains(string(b), "return a - b") {
-		t.Error("the server wrote the user's file itself; only the editor may")
-	}
-	prog := p.progressMessages()
-	joined := strings.Join(prog, "|")
-	t.Logf("progress: %s", joined)
-	for _, want := range []string{"begin:FrogNano: Fix failing test TestAdd", "report:Reading calc.go", "report:Editing calc.go", "end:1 files changed"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("progress lacks %q: %s", want, joined)
-		}
-	}
-	if len(prog) < 3 || !strings.HasPrefix(prog[0], "begin:") || !strings.HasPrefix(prog[len(prog)-1], "end:") {
-		t.Errorf("progress must begin, report, end in that order: %q", prog)
-	}
+	p.checkFixed(t)
 
 	if err := p.server.Shutdown(context.Background()); err != nil {
 		t.Fatalf("shutdown: %v", err)
