@@ -68,7 +68,12 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 			defer os.RemoveAll(workDir)
 		}
 	}
-	ws, err := workspace.Prepare(ctx, task.Dir, filepath.Join(workDir, "repo"), task.Overlays)
+	var ws *workspace.Workspace
+	if task.Warm != nil {
+		ws, err = task.Warm.Take(ctx, task.Overlays)
+	} else {
+		ws, err = workspace.Prepare(ctx, task.Dir, filepath.Join(workDir, "repo"), task.Overlays)
+	}
 	if err != nil {
 		return nil, err
 	}

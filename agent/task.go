@@ -14,6 +14,9 @@ type Task struct {
 	Instruction string
 	// Overlays are unsaved editor buffers laid over the copy: relative path → content.
 	Overlays map[string][]byte
+	// Warm, if set, holds a copy of Dir made ahead of time; the run takes it instead of
+	// copying Dir (much faster on a large folder).
+	Warm *workspace.Warm
 }
 
 // Options tune a run; zero fields take the defaults of FrogNano's evaluation harness.

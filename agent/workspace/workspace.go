@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Workspace is a private copy under git, with the base committed so changes can be diffed.
@@ -58,33 +59,44 @@ func Prepare(ctx context.Context, src, dst string, overlays map[string][]byte) (
 		return nil, fmt.Errorf("workspace: copying %s: %w", src, err)
 	}
 	w := &Workspace{Root: root, Source: src}
+	if _, err := w.git(ctx, "init", "-q"); err != nil {
+		return nil, err
+	}
+	if err := w.commitBase(ctx, overlays); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// commitBase lays overlays over the copy and commits everything as the base the agent's
+// changes are diffed against.
+func (w *Workspace) commitBase(ctx context.Context, overlays map[string][]byte) error {
 	for rel, content := range overlays {
 		p, err := w.Resolve(rel, true)
 		if err != nil {
-			return nil, fmt.Errorf("workspace: overlay %s: %w", rel, err)
+			return fmt.Errorf("workspace: overlay %s: %w", rel, err)
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.WriteFile(p, content, 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, args := range [][]string{
-		{"init", "-q"},
 		{"add", "-A"},
 		{"commit", "-q", "--allow-empty", "--no-verify", "-m", "frognano: base"},
 	} {
 		if _, err := w.git(ctx, args...); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	head, err := w.git(ctx, "rev-parse", "HEAD")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w.base = strings.TrimSpace(string(head))
-	return w, nil
+	return nil
 }
 
 // Remove deletes the copy.
@@ -230,7 +242,12 @@ func copyFile(src, dst string) error {
 		out.Close()
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return err
+	}
+	// The source's modification time is kept (as cp -a does) so a later check can tell
+	// an unchanged file by its size and time alone (see Warm).
+	return os.Chtimes(dst, time.Time{}, st.ModTime())
 }
 
 // Hash is the content hash used for base checks: "sha256:" and hex.
