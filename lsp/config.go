@@ -29,6 +29,9 @@ type Settings struct {
 	WhenBusy string `json:"whenBusy,omitempty"`
 	// Preview asks editors that can to show the change for confirmation (default true).
 	Preview *bool `json:"preview,omitempty"`
+	// Watch keeps the next run's private copy of the workspace ready and watches the folder
+	// to keep it fresh (default true). Off: every run copies the folder when it starts.
+	Watch *bool `json:"watch,omitempty"`
 }
 
 // merge overlays the fields set in raw (a JSON object, or one with a "frognano" key).
@@ -48,6 +51,10 @@ func (s *Settings) merge(raw []byte) error {
 	if s.Preview != nil {
 		p := *s.Preview
 		s.Preview = &p
+	}
+	if s.Watch != nil {
+		w := *s.Watch
+		s.Watch = &w
 	}
 	return json.Unmarshal(raw, s)
 }
@@ -72,6 +79,8 @@ func (s Settings) maxTime() time.Duration {
 	}
 	return 30 * time.Minute
 }
+
+func (s Settings) watch() bool { return s.Watch == nil || *s.Watch }
 
 func (s Settings) enabled(action string) bool {
 	on, set := s.Actions[action]

@@ -27,11 +27,13 @@ import (
 // answers server requests the way a real editor would, applying workspace edits to its
 // buffers and, for files it has not open, to disk.
 type editor struct {
-	t      testing.TB
-	root   string
-	server protocol.Server
-	conn   jsonrpc2.Conn
-	done   chan int // Serve's exit code
+	t        testing.TB
+	root     string
+	cacheDir string // the server's Options.CacheDir
+	workDir  string // the server's Options.AgentWorkDir
+	server   protocol.Server
+	conn     jsonrpc2.Conn
+	done     chan int // Serve's exit code
 
 	mu        sync.Mutex
 	buffers   map[string]*buffer // by URI
@@ -42,7 +44,9 @@ type editor struct {
 	asked     []string // showMessageRequest messages; the editor picks the first action
 	config    json.RawMessage
 	applyHook func(*protocol.ApplyWorkspaceEditParams) *protocol.ApplyWorkspaceEditResult
-	changed   chan struct{} // signalled on every recorded event
+	// registered are client/registerCapability registrations: "method options-JSON".
+	registered []string
+	changed    chan struct{} // signalled on every recorded event
 }
 
 type buffer struct {
@@ -89,11 +93,12 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 			t.Fatal(err)
 		}
 	}
-	e := &editor{t: t, root: root, buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
+	e := &editor{t: t, root: root, cacheDir: t.TempDir(), workDir: t.TempDir(),
+		buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
 	sconn, cconn := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: t.TempDir(), AgentWorkDir: t.TempDir()})
+		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: e.cacheDir, AgentWorkDir: e.workDir})
 	}()
 	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(cconn))
 	e.conn, e.server = conn, server
@@ -141,6 +146,21 @@ func dialServer(ctx context.Context, c protocol.Client, stream jsonrpc2.Stream) 
 		return h(ctx, req)
 	})
 	return conn, protocol.ServerDispatcher(conn)
+}
+
+// stop closes the connection and waits for the server to finish; it returns Serve's exit
+// code (and leaves it for the test's cleanup too).
+func (e *editor) stop() int {
+	e.t.Helper()
+	e.conn.Close()
+	select {
+	case code := <-e.done:
+		e.done <- code
+		return code
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the server did not stop within 10s of the connection closing")
+		return -1
+	}
 }
 
 func (e *editor) uri(rel string) string { return string(uri.File(filepath.Join(e.root, rel))) }
@@ -342,6 +362,16 @@ func (c *client) ShowMessageRequest(ctx context.Context, p *protocol.ShowMessage
 		return nil, nil
 	}
 	return &p.Actions[0], nil
+}
+
+func (c *client) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
+	c.e.mu.Lock()
+	for _, r := range p.Registrations {
+		c.e.registered = append(c.e.registered, r.Method+" "+string(r.RegisterOptions))
+	}
+	c.e.mu.Unlock()
+	c.e.note()
+	return nil
 }
 
 func (c *client) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error { return nil }

@@ -130,6 +130,7 @@ func readCaps(c *protocol.ClientCapabilities) clientCaps {
 	}
 	if w := c.Workspace; w != nil {
 		caps.configuration = w.Configuration != nil && *w.Configuration
+		caps.watchedFiles = w.DidChangeWatchedFiles != nil && w.DidChangeWatchedFiles.DynamicRegistration != nil && *w.DidChangeWatchedFiles.DynamicRegistration
 		if e := w.WorkspaceEdit; e != nil {
 			caps.documentChanges = e.DocumentChanges != nil && *e.DocumentChanges
 			for _, op := range e.ResourceOperations {

@@ -89,9 +89,10 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 	for rel, doc := range base {
 		overlays[rel] = []byte(doc.Text)
 	}
+	warm := s.warmFor(ctx, root, settings, caps)
 	trajDir := filepath.Join(s.cacheDir(), "trajectories")
 	runAgent := func() (*agent.Result, error) {
-		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays}, agent.Options{
+		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays, Warm: warm}, agent.Options{
 			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
 			WorkDir:    s.opts.AgentWorkDir,
 			Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),

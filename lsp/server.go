@@ -50,6 +50,8 @@ type server struct {
 	nextRun int
 	// slot is held by the run in progress: one run per workspace at a time.
 	slot chan struct{}
+	// fresh keeps the next run's copy ready; nil until the first run.
+	fresh *fresh
 }
 
 type lifecycle int
@@ -72,6 +74,7 @@ type clientCaps struct {
 	annotations     bool            // change annotations (preview/confirmation)
 	resolveEdit     bool            // codeAction/resolve of "edit"
 	codeActionData  bool
+	watchedFiles    bool // dynamic registration of workspace/didChangeWatchedFiles
 }
 
 func newServer(client protocol.Client, opts Options) *server {
@@ -114,12 +117,18 @@ func (s *server) snapshotSettings() (Settings, clientCaps, string) {
 
 func (s *server) agentModel(cfg ollama.Config) (agent.Model, error) { return cfg.Client() }
 
-// stopAll cancels every run; used when the connection ends.
+// stopAll cancels every run, stops watching and removes the ready copy; used when the
+// connection ends.
 func (s *server) stopAll() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, r := range s.runs {
 		r.cancel()
+	}
+	f := s.fresh
+	s.fresh = nil
+	s.mu.Unlock()
+	if f != nil {
+		f.close()
 	}
 }
 

@@ -27,6 +27,8 @@ type Status struct {
 	ModelPresent bool     `json:"modelPresent"`
 	Problem      string   `json:"problem,omitempty"`
 	Running      []string `json:"running"`
+	// Workspace is the watching of the folder; absent until the first run starts it.
+	Workspace *FreshStatus `json:"workspace,omitempty"`
 }
 
 // Request serves frognano's own methods; anything else is not found.
@@ -49,7 +51,11 @@ func (s *server) status(ctx context.Context) Status {
 	for _, r := range s.runs {
 		st.Running = append(st.Running, r.title)
 	}
+	f := s.fresh
 	s.mu.Unlock()
+	if f != nil {
+		st.Workspace = ptr(f.status())
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

@@ -284,3 +284,57 @@ func BenchmarkCopy10k(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkWarmTake10k is a run's start with a copy kept ready (Warm.Take) after one file
+// of the 10,000 changed: "watched" when a watcher reported it, "compare" when the whole
+// tree is compared by size and time. Compare with BenchmarkPrepare10k, the cost without a
+// ready copy. The next copy, made in the background after each Take, is waited for
+// outside the timed part.
+func BenchmarkWarmTake10k(b *testing.B) {
+	src := benchTree(b)
+	for _, watched := range []bool{true, false} {
+		name := map[bool]string{true: "watched", false: "compare"}[watched]
+		b.Run(name, func(b *testing.B) {
+			w, err := NewWarm(src, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			if watched {
+				w.Watching(nil)
+			}
+			w.Prefetch()
+			changed := filepath.Join(src, "d00", "s0", "f00000.go")
+			var clk cpuClock
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				if err := w.Wait(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				content := fmt.Sprintf("package p0\n// change %d\n", i)
+				if err := os.WriteFile(changed, []byte(content), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				if watched {
+					w.Changed("d00/s0/f00000.go")
+				}
+				b.StartTimer()
+				clk.start()
+				ws, err := w.Take(context.Background(), nil)
+				clk.stop()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if got, _ := os.ReadFile(filepath.Join(ws.Root, "d00", "s0", "f00000.go")); string(got) != content {
+					b.Fatalf("the copy missed the change: %q", got)
+				}
+				ws.Remove()
+				b.StartTimer()
+			}
+			clk.report(b)
+		})
+	}
+}

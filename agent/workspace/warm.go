@@ -36,9 +36,9 @@ type Warm struct {
 	pending   chan struct{} // open while a spare is being made
 	err       error         // why the last spare could not be made
 	dirty     map[string]struct{}
-	all       bool     // check the whole tree at the next Take
-	watched   bool     // a watcher reports changes
-	unwatched []string // folders the watcher skips, checked at every Take
+	all       bool            // check the whole tree at the next Take
+	watched   bool            // a watcher reports changes
+	unwatched func() []string // folders the watcher skips, checked at every Take
 	made      int
 	closed    bool
 }
@@ -82,12 +82,16 @@ func NewWarm(src, parent string) (*Warm, error) {
 	return &Warm{src: src, parent: parent, ctx: ctx, stop: stop, dirty: map[string]struct{}{}, all: true}, nil
 }
 
-// Watching says a watcher now reports every change outside the unwatched folders (relative,
-// slash-separated). Changes it may have missed before are caught by one whole-tree check.
-func (w *Warm) Watching(unwatched []string) {
+// Watching says a watcher now reports every change outside the folders unwatched returns
+// (relative, slash-separated; asked at each Take, as the watcher's skipped folders come and
+// go). Changes it may have missed before are caught by one whole-tree check.
+func (w *Warm) Watching(unwatched func() []string) {
+	if unwatched == nil {
+		unwatched = func() []string { return nil }
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.watched, w.unwatched, w.all = true, slices.Clone(unwatched), true
+	w.watched, w.unwatched, w.all = true, unwatched, true
 }
 
 // NotWatching says changes are no longer reported: every Take checks the whole tree.
@@ -135,6 +139,22 @@ func (w *Warm) Prefetch() {
 	defer w.mu.Unlock()
 	if w.spare == nil && w.pending == nil && !w.closed {
 		w.startLocked()
+	}
+}
+
+// Wait returns once no copy is being made: the next Take is then only the refresh.
+func (w *Warm) Wait(ctx context.Context) error {
+	w.mu.Lock()
+	pending := w.pending
+	w.mu.Unlock()
+	if pending == nil {
+		return nil
+	}
+	select {
+	case <-pending:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -193,12 +213,20 @@ func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace
 		return nil, ErrClosed
 	}
 	ws, err := w.spare, w.err
-	dirty, all, unwatched := w.dirty, w.all, w.unwatched
+	dirty, all := w.dirty, w.all
+	unwatchedOf := w.unwatched
+	if !w.watched {
+		unwatchedOf = nil
+	}
 	w.spare = nil
 	w.startLocked()
 	w.mu.Unlock()
 	if ws == nil {
 		return nil, err
+	}
+	var unwatched []string
+	if unwatchedOf != nil && !all {
+		unwatched = unwatchedOf() // not under w.mu: the watcher takes its own lock
 	}
 	if err := w.refresh(ctx, ws, dirty, all, unwatched); err != nil {
 		ws.Remove()

@@ -144,7 +144,7 @@ func TestWarmWithoutWatcherSeesEveryChange(t *testing.T) {
 // checked. A change nobody reported shows that no whole-tree comparison ran.
 func TestWarmWithWatcherRefreshesReportedPaths(t *testing.T) {
 	w, src := newWarm(t, map[string]string{"a.go": "a1", "b.go": "b1", "node_modules/m/i.js": "m1", "d/e.go": "e1", "d/f.go": "f1"})
-	w.Watching([]string{"node_modules"})
+	w.Watching(func() []string { return []string{"node_modules"} })
 	take(t, w, nil)
 
 	old := time.Now().Add(-time.Hour)

@@ -1,0 +1,228 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/watch"
+)
+
+// fresh keeps the workspace's next private copy ready (workspace.Warm) and up to date: the
+// folder is watched (package watch) and the editor's workspace/didChangeWatchedFiles are
+// honoured too. It starts with the first run, so a server that never runs the agent
+// neither watches nor copies anything.
+type fresh struct {
+	root    string
+	dir     string // owned: holds the copies, removed at close
+	warm    *workspace.Warm
+	watcher *watch.Watcher // nil when the folder could not be watched
+	why     string         // why it is not watched
+
+	mu   sync.Mutex
+	head watch.HeadChange // the latest HEAD seen; New is empty before any commit is seen
+}
+
+// FreshStatus is the "workspace" part of frognano/status.
+type FreshStatus struct {
+	// Watching says changes to the folder are seen as they happen; Why says why not.
+	Watching bool   `json:"watching"`
+	Why      string `json:"why,omitempty"`
+	Folders  int    `json:"folders,omitempty"`
+	// Commit and Branch are the repository's HEAD as last seen by the watcher.
+	Commit string `json:"commit,omitempty"`
+	Branch string `json:"branch,omitempty"`
+}
+
+// startWatcher is watch.Start; tests replace it to see how a failure is handled.
+var startWatcher = watch.Start
+
+// warmFor returns the ready-copy keeper for root, starting it (and the watcher) on first
+// use; nil when the setting turns it off.
+func (s *server) warmFor(ctx context.Context, root string, settings Settings, caps clientCaps) *workspace.Warm {
+	s.mu.Lock()
+	f := s.fresh
+	if f != nil && (!settings.watch() || f.root != root) {
+		go f.close()
+		s.fresh, f = nil, nil
+	}
+	s.mu.Unlock()
+	if f != nil {
+		f.sync(ctx)
+		return f.warm
+	}
+	if !settings.watch() {
+		return nil
+	}
+	// Started outside the lock: watching walks the whole folder.
+	f, err := s.startFresh(root, caps)
+	if err != nil {
+		s.log.Printf("keeping a copy ready: %v; each run copies the folder instead", err)
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != running || s.fresh != nil {
+		go f.close() // shut down meanwhile, or (cannot happen: runs take turns) started twice
+		return nil
+	}
+	s.fresh = f
+	return f.warm
+}
+
+// startFresh makes the copy keeper and watches root; if the folder cannot be watched, the
+// editor is asked to report changes (used for commits) and each run compares the whole
+// folder by size and time instead.
+func (s *server) startFresh(root string, caps clientCaps) (*fresh, error) {
+	parent := s.opts.AgentWorkDir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(parent, "frognano-ready-")
+	if err != nil {
+		return nil, err
+	}
+	warm, err := workspace.NewWarm(root, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	f := &fresh{root: root, dir: dir, warm: warm}
+	if h, err := watch.Head(context.Background(), root); err == nil {
+		f.head = h
+	}
+	w, err := startWatcher(context.Background(), root, watch.Options{Logf: s.log.Printf}, f.onBatch(s))
+	if err != nil {
+		f.why = err.Error()
+		s.log.Printf("not watching %s: %v", root, err)
+		if caps.watchedFiles {
+			go s.registerWatchedFiles()
+		}
+	} else {
+		f.watcher = w
+		warm.Watching(w.Unwatched)
+	}
+	return f, nil
+}
+
+// sync makes sure the copy hears of every change made before the run was asked for (a
+// file saved a moment ago may still be in the watcher's debounce); if the watcher cannot
+// say, the whole folder is compared instead.
+func (f *fresh) sync(ctx context.Context) {
+	if f.watcher == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := f.watcher.Sync(ctx); err != nil {
+		f.warm.ChangedAll()
+	}
+}
+
+// onBatch receives the watcher's changes.
+func (f *fresh) onBatch(s *server) func(watch.Batch) {
+	return func(b watch.Batch) {
+		if b.Overflow {
+			f.warm.ChangedAll()
+		} else {
+			f.warm.Changed(b.Paths...)
+		}
+		if b.Head != nil {
+			f.setHead(s, *b.Head)
+		}
+	}
+}
+
+// setHead records a new HEAD; the fine-tuning daemon will learn of new commits here.
+func (f *fresh) setHead(s *server, h watch.HeadChange) {
+	f.mu.Lock()
+	old := f.head.New
+	f.head = h
+	f.mu.Unlock()
+	if h.New != old {
+		s.log.Printf("HEAD of %s is now %s (%s)", f.root, short(h.New), h.Branch)
+	}
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// close stops watching and removes the ready copy.
+func (f *fresh) close() {
+	if f.watcher != nil {
+		f.watcher.Close()
+	}
+	f.warm.Close()
+	os.RemoveAll(f.dir)
+}
+
+func (f *fresh) status() FreshStatus {
+	st := FreshStatus{Watching: f.watcher != nil, Why: f.why}
+	if f.watcher != nil {
+		st.Folders = f.watcher.Stats().Folders
+	}
+	f.mu.Lock()
+	st.Commit, st.Branch = f.head.New, f.head.Branch
+	f.mu.Unlock()
+	return st
+}
+
+// registerWatchedFiles asks the editor to send workspace/didChangeWatchedFiles for every
+// file (clients that watch the folder themselves can, when our watcher cannot).
+func (s *server) registerWatchedFiles() {
+	opts, err := json.Marshal(protocol.DidChangeWatchedFilesRegistrationOptions{Watchers: []protocol.FileSystemWatcher{{GlobPattern: protocol.Pattern("**/*")}}})
+	if err != nil {
+		s.log.Printf("registering for workspace/didChangeWatchedFiles: %v", err)
+		return
+	}
+	err = s.client.RegisterCapability(context.Background(), &protocol.RegistrationParams{Registrations: []protocol.Registration{{
+		ID: "frognano-watched-files", Method: protocol.MethodWorkspaceDidChangeWatchedFiles, RegisterOptions: protocol.LSPAny(opts),
+	}}})
+	if err != nil {
+		s.log.Printf("registering for workspace/didChangeWatchedFiles: %v", err)
+	}
+}
+
+// DidChangeWatchedFiles honours the editor's file events: the paths are refreshed in the
+// ready copy (they add to what the watcher reports), and a change under .git re-reads HEAD.
+func (s *server) DidChangeWatchedFiles(ctx context.Context, p *protocol.DidChangeWatchedFilesParams) error {
+	s.mu.Lock()
+	f := s.fresh
+	s.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	gitChanged := false
+	for _, ev := range p.Changes {
+		path := ev.URI.FsPath()
+		rel, err := filepath.Rel(f.root, path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
+			gitChanged = true
+			continue
+		}
+		f.warm.Changed(rel)
+	}
+	if gitChanged {
+		if h, err := watch.Head(ctx, f.root); err == nil {
+			f.setHead(s, h)
+		}
+	}
+	return nil
+}
