@@ -66,9 +66,10 @@ export interface ServerSettings {
   actions?: Record<string, boolean>;
   whenBusy?: 'reject' | 'queue';
   preview?: boolean;
+  watch?: boolean;
 }
 
-const serverKeys = ['ollamaHost', 'model', 'numCtx', 'maxSteps', 'maxMinutes', 'actions', 'whenBusy', 'preview'] as const;
+const serverKeys = ['ollamaHost', 'model', 'numCtx', 'maxSteps', 'maxMinutes', 'actions', 'whenBusy', 'preview', 'watch'] as const;
 
 /**
  * The server's settings from the "frognano" section, read through get. Empty strings and

@@ -81,14 +81,14 @@ describe('settings', () => {
   const config = (v: Record<string, unknown>) => (k: string) => v[k];
   test('defaults leave everything to the server', () => {
     // package.json's defaults: empty strings and 0 mean "the server's default".
-    const defaults = { path: 'frognano', ollamaHost: '', model: '', numCtx: 0, maxSteps: 100, maxMinutes: 30, actions: {}, whenBusy: 'reject', preview: true };
-    assert.deepEqual(initializationOptions(config(defaults)), { frognano: { maxSteps: 100, maxMinutes: 30, whenBusy: 'reject', preview: true } });
+    const defaults = { path: 'frognano', ollamaHost: '', model: '', numCtx: 0, maxSteps: 100, maxMinutes: 30, actions: {}, whenBusy: 'reject', preview: true, watch: true };
+    assert.deepEqual(initializationOptions(config(defaults)), { frognano: { maxSteps: 100, maxMinutes: 30, whenBusy: 'reject', preview: true, watch: true } });
   });
   test('set values pass through; extension-only keys do not', () => {
     const s = serverSettings(
-      config({ path: '/x/frognano', trace: { server: 'verbose' }, ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue' }),
+      config({ path: '/x/frognano', trace: { server: 'verbose' }, ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue', watch: false }),
     );
-    assert.deepEqual(s, { ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue' });
+    assert.deepEqual(s, { ollamaHost: '127.0.0.1:9', model: 'fixer', numCtx: 16384, actions: { explain: false }, preview: false, whenBusy: 'queue', watch: false });
   });
   test('the model shown', () => {
     assert.equal(effectiveModel({ model: 'a' }, { FROGNANO_MODEL: 'b' }), 'a');
