@@ -3,10 +3,14 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -88,7 +92,8 @@ func (s *server) startFresh(root string, caps clientCaps) (*fresh, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(parent, "frognano-ready-")
+	removeStaleCopies(parent)
+	dir, err := os.MkdirTemp(parent, fmt.Sprintf("frognano-ready-%d-", os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -225,4 +230,19 @@ func (s *server) DidChangeWatchedFiles(ctx context.Context, p *protocol.DidChang
 		}
 	}
 	return nil
+}
+
+// removeStaleCopies removes the ready copies of servers that were killed before they could
+// clean up (their folder names carry their process id).
+func removeStaleCopies(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "frognano-ready-*-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.Split(filepath.Base(d), "-")[2])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }

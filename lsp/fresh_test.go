@@ -105,9 +105,25 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 	if st := e.status(); st.Workspace != nil {
 		t.Errorf("watching before any run: %+v", st.Workspace)
 	}
+	// Ready copies left by a killed server are removed; a live server's are not.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(e.workDir, fmt.Sprintf("frognano-ready-%d-1", dead.Process.Pid))
+	live := filepath.Join(e.workDir, fmt.Sprintf("frognano-ready-%d-1", os.Getppid()))
+	writeFile(t, stale, "copy-1/a.go", "package a\n")
+	writeFile(t, live, "copy-1/a.go", "package a\n")
 	if got := e.ask("copy the notes"); got != "one\n" {
 		t.Fatalf("run 1 saw %q", got)
 	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the ready copy of a dead server was not removed")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the ready copy of a live server was removed: %v", err)
+	}
+	os.RemoveAll(live)
 	st := e.status()
 	if st.Workspace == nil || !st.Workspace.Watching || st.Workspace.Folders == 0 || st.Workspace.Branch != "main" {
 		t.Fatalf("after the first run the folder is watched: %+v", st.Workspace)
