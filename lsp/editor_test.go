@@ -46,7 +46,9 @@ type editor struct {
 	applyHook func(*protocol.ApplyWorkspaceEditParams) *protocol.ApplyWorkspaceEditResult
 	// registered are client/registerCapability registrations: "method options-JSON".
 	registered []string
-	changed    chan struct{} // signalled on every recorded event
+	// traces are $/logTrace messages: "message | verbose".
+	traces  []string
+	changed chan struct{} // signalled on every recorded event
 }
 
 type buffer struct {
@@ -369,6 +371,18 @@ func (c *client) RegisterCapability(ctx context.Context, p *protocol.Registratio
 	for _, r := range p.Registrations {
 		c.e.registered = append(c.e.registered, r.Method+" "+string(r.RegisterOptions))
 	}
+	c.e.mu.Unlock()
+	c.e.note()
+	return nil
+}
+
+func (c *client) LogTrace(ctx context.Context, p *protocol.LogTraceParams) error {
+	c.e.mu.Lock()
+	t := p.Message
+	if p.Verbose != nil {
+		t += " | " + *p.Verbose
+	}
+	c.e.traces = append(c.e.traces, t)
 	c.e.mu.Unlock()
 	c.e.note()
 	return nil

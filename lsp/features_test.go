@@ -330,3 +330,34 @@ func TestStatusRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestTrace: $/setTrace turns $/logTrace on: the agent's steps, with their details when
+// "verbose"; "off" turns it off again.
+func TestTrace(t *testing.T) {
+	srv := ollamatest.Start(t)
+	cfg := scripted(t, srv, "tracer", calls(tc("Bash", map[string]any{"command": "true"})), modelgen.Turn{Content: "Done."})
+	e := newEditor(t, sampleWorkspace, cfg, capsFull(), nil)
+	e.open("calc.go")
+	traces := func() string {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return strings.Join(e.traces, "\n")
+	}
+	setTrace := func(v string) {
+		if err := e.conn.Notify(context.Background(), "$/setTrace", map[string]string{"value": v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTrace("verbose")
+	e.ask("run true")
+	e.waitFor(10*time.Second, "the run's trace", func() bool {
+		return strings.Contains(traces(), `agent: tool_start step 1 Running true | {"kind":"tool_start","step":1,"tool":"Bash","title":"Running true"}`)
+	})
+	setTrace("off")
+	before := traces()
+	e.ask("run true")
+	e.waitMessage("without changing files")
+	if after := traces(); after != before {
+		t.Errorf("traces after $/setTrace off:\n%s", strings.TrimPrefix(after, before))
+	}
+}

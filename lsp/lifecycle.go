@@ -28,6 +28,7 @@ func (s *server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 	// Initialize runs before the message is released: keep no string that aliases it.
 	s.caps = readCaps(&p.Capabilities)
 	s.root = strings.Clone(rootOf(p))
+	s.trace = protocol.TraceValue(strings.Clone(string(p.Trace)))
 	if err := s.settings.merge(p.InitializationOptions); err != nil {
 		s.log.Printf("initializationOptions: %v (ignored)", err)
 	}
@@ -91,6 +92,9 @@ func (s *server) Exit(ctx context.Context) error {
 
 func (s *server) SetTrace(ctx context.Context, p *protocol.SetTraceParams) error {
 	s.log.Printf("trace set to %s", p.Value)
+	s.mu.Lock()
+	s.trace = protocol.TraceValue(strings.Clone(string(p.Value)))
+	s.mu.Unlock()
 	return nil
 }
 

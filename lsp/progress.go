@@ -45,8 +45,12 @@ func (p *progress) send(v any) {
 	}
 }
 
-// event turns the agent's events into progress reports people can read.
+// event turns the agent's events into progress reports people can read, and into the
+// trace when the client asked for one.
 func (p *progress) event(ev agent.Event) {
+	if raw, err := json.Marshal(ev); err == nil {
+		p.s.tracef("agent: "+string(ev.Kind)+" step "+itoa(ev.Step)+" "+ev.Title, string(raw))
+	}
 	var msg string
 	switch ev.Kind {
 	case agent.EventStep:

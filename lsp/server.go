@@ -52,6 +52,8 @@ type server struct {
 	slot chan struct{}
 	// fresh keeps the next run's copy ready; nil until the first run.
 	fresh *fresh
+	// trace is the client's $/setTrace value: "off" (or empty), "messages" or "verbose".
+	trace protocol.TraceValue
 }
 
 type lifecycle int
@@ -92,12 +94,32 @@ func newServer(client protocol.Client, opts Options) *server {
 	}
 }
 
-// logf writes to the log file and, best effort, to the editor's log.
+// logf writes to the log file and, best effort, to the editor's log (and its trace).
 func (s *server) logf(ctx context.Context, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	s.log.Print(msg)
 	// Detached: the request's context may be recycled before this goroutine runs.
 	go s.client.LogMessage(context.Background(), &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
+	s.tracef(msg, "")
+}
+
+// tracef sends $/logTrace when the client turned tracing on; verbose is sent only when it
+// asked for "verbose".
+func (s *server) tracef(msg, verbose string) {
+	s.mu.Lock()
+	trace := s.trace
+	s.mu.Unlock()
+	if trace != protocol.TraceValueMessages && trace != protocol.TraceValueVerbose {
+		return
+	}
+	p := &protocol.LogTraceParams{Message: msg}
+	if trace == protocol.TraceValueVerbose && verbose != "" {
+		p.Verbose = &verbose
+	}
+	// In order, unlike logMessage: a trace is read as a sequence.
+	if err := s.client.LogTrace(context.Background(), p); err != nil {
+		s.log.Printf("$/logTrace: %v", err)
+	}
 }
 
 // show tells the user something in the editor's message area.

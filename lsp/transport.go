@@ -54,6 +54,7 @@ var inOrder = map[string]bool{
 	protocol.MethodInitialized:                     true,
 	protocol.MethodExit:                            true,
 	protocol.MethodCancelRequest:                   true,
+	protocol.MethodSetTrace:                        true, // a trace starts where it was asked for
 }
 
 // dispatcher runs document sync in order, everything else concurrently, and cancels
