@@ -11,7 +11,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { CrashCounter, effectiveModel, initializationOptions, serverCommand, serverSettings, ServerStatus, statusText, StatusState } from './logic';
+import { CrashCounter, effectiveModel, initializationOptions, serverCommand, serverSettings, ServerStatus, statusText, StatusState, workspaceLine } from './logic';
 import { Middleware, RunProgressFeature } from './progress';
 
 export const section = 'frognano';
@@ -183,6 +183,8 @@ export class Ctx implements vscode.Disposable {
     if (this.backend) {
       lines.push(`ollama: ${this.backend.ollama}${this.backend.ollamaVersion ? ' ' + this.backend.ollamaVersion : ''} at ${this.backend.ollamaHost}`);
       if (this.backend.problem) lines.push(this.backend.problem);
+      const ws = workspaceLine(this.backend.workspace);
+      if (ws) lines.push(ws);
     }
     for (const title of this.runs.values()) lines.push(`running: ${title}`);
     return lines.join('; ');

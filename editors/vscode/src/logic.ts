@@ -139,6 +139,25 @@ export interface ServerStatus {
   modelPresent: boolean;
   problem?: string;
   running: string[];
+  /** The folder's watching, once a run started it (lsp/fresh.go FreshStatus). */
+  workspace?: WorkspaceStatus;
+}
+
+export interface WorkspaceStatus {
+  watching: boolean;
+  why?: string;
+  folders?: number;
+  commit?: string;
+  branch?: string;
+}
+
+/** One line about the folder's watching and HEAD, for the status description. */
+export function workspaceLine(w: WorkspaceStatus | undefined): string | undefined {
+  if (!w) return undefined;
+  const head = w.commit ? `, HEAD ${w.commit.slice(0, 12)}${w.branch ? ' on ' + w.branch : ' (detached)'}` : '';
+  if (!w.watching) return `workspace: not watched (${w.why ?? 'unknown reason'}); each run compares the folder${head}`;
+  const n = w.folders ?? 0;
+  return `workspace: watching ${n} folder${n === 1 ? '' : 's'}, next copy kept ready${head}`;
 }
 
 export interface StatusState {

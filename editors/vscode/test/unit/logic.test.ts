@@ -16,6 +16,7 @@ import {
   statusText,
   Wanted,
   WireAction,
+  workspaceLine,
 } from '../../src/logic';
 
 const range = { start: { line: 4, character: 1 }, end: { line: 4, character: 1 } };
@@ -131,5 +132,26 @@ describe('statusText', () => {
   test('model when running; error when stopped', () => {
     assert.match(statusText({ model: 'fixer', server: 'running', runs: [] }).text, /fixer/);
     assert.match(statusText({ model: 'fixer', server: 'failed', runs: [] }).text, /\$\(error\)/);
+  });
+});
+
+describe('workspaceLine', () => {
+  test('says nothing before a run started watching', () => {
+    assert.equal(workspaceLine(undefined), undefined);
+  });
+  test('watching, with the HEAD', () => {
+    assert.equal(
+      workspaceLine({ watching: true, folders: 12, commit: '0123456789abcdef0123', branch: 'main' }),
+      'workspace: watching 12 folders, next copy kept ready, HEAD 0123456789ab on main',
+    );
+  });
+  test('one folder', () => {
+    assert.equal(workspaceLine({ watching: true, folders: 1 }), 'workspace: watching 1 folder, next copy kept ready');
+  });
+  test('not watched says why, detached HEAD', () => {
+    assert.equal(
+      workspaceLine({ watching: false, why: 'the inotify limit', commit: 'abc' }),
+      'workspace: not watched (the inotify limit); each run compares the folder, HEAD abc (detached)',
+    );
   });
 });
