@@ -15,10 +15,12 @@ type Mode string
 
 const (
 	// ModeBwrap: bubblewrap. No network, own PID namespace, the whole file system read-only
-	// except the workspace copy, a private /tmp and the Runner's writable caches.
+	// except the workspace copy, a private /tmp and the Runner's writable caches, with the
+	// credentials under the home directories hidden.
 	ModeBwrap Mode = "bwrap"
-	// ModeUnshare: util-linux unshare. No network and an own PID namespace, but commands can
-	// write wherever the user running frognano can.
+	// ModeUnshare: util-linux unshare. No network, an own PID namespace, and the credentials
+	// hidden where setpriv lets it drop capabilities, but commands can write wherever the
+	// user running frognano can.
 	ModeUnshare Mode = "unshare"
 	// ModeNone: no isolation; commands reach the network and the whole file system.
 	ModeNone Mode = "none"
@@ -30,6 +32,9 @@ type Isolation struct {
 	Mode          Mode
 	NoNetwork     bool // commands cannot open network connections
 	WriteConfined bool // writes outside the copy, /tmp and the writable caches fail
+	// SecretsHidden: commands find the well-known credentials under the home directories,
+	// and the sockets of agents and daemons, empty (the table is in secrets.go).
+	SecretsHidden bool
 	PIDNamespace  bool // commands see only their own processes, and die together
 	// ProcessLimit names the mechanism that caps the number of processes of one command,
 	// e.g. "cgroup v1 pids.max"; empty when none works here.
@@ -53,6 +58,11 @@ func (iso Isolation) Summary() string {
 		has = append(has, "writes confined to the workspace copy")
 	} else {
 		has = append(has, "writes not confined")
+	}
+	if iso.SecretsHidden {
+		has = append(has, "credentials hidden")
+	} else {
+		has = append(has, "credentials readable")
 	}
 	if iso.PIDNamespace {
 		has = append(has, "own PID namespace")
@@ -89,12 +99,17 @@ func detect(ctx context.Context, want Mode) (Isolation, error) {
 			why = append(why, err.Error())
 			continue
 		}
-		iso := Isolation{Mode: m, prefix: prefix, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone, WriteConfined: m == ModeBwrap}
+		iso := Isolation{Mode: m, prefix: prefix, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone, WriteConfined: m == ModeBwrap, SecretsHidden: m == ModeBwrap}
 		switch m {
 		case ModeUnshare:
 			why = append(why, "writes are not confined to the workspace copy")
+			if err := probeMasks(ctx, prefix); err != nil {
+				why = append(why, "credentials under the home directories are readable: "+err.Error())
+			} else {
+				iso.SecretsHidden = true
+			}
 		case ModeNone:
-			why = append(why, "commands can reach the network and write anywhere")
+			why = append(why, "commands can reach the network, write anywhere and read the user's credentials")
 		}
 		iso.ProcessLimit, iso.cgroup, err = processLimit(iso)
 		if err != nil {

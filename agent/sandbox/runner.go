@@ -1,6 +1,7 @@
 // Package sandbox runs the agent's Bash commands confined to its private copy of the
-// workspace: no network, writes only to the copy, every process of a command killed when it
-// ends, resource limits, and a scrubbed environment.
+// workspace: no network, writes only to the copy, the user's credentials hidden (secrets.go),
+// every process of a command killed when it ends, resource limits, and a scrubbed
+// environment.
 //
 // Start with [NewRunner], which probes once what the machine allows ([Detect]), then call
 // [Runner.Run] per command. Strongest first, the modes are bubblewrap, util-linux unshare,
@@ -37,6 +38,8 @@ type Runner struct {
 	home     string   // HOME of the commands
 	writable []string // bound read-write in bwrap mode
 	env      []string
+	secrets  []string // where the secrets would be (secretCandidates); looked up per command
+	empty    string   // an empty read-only file, mounted over secret files
 }
 
 // NewRunner probes the isolation (once) and makes the private HOME.
@@ -86,11 +89,20 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		tmp = "/tmp" // a private tmpfs there
 	}
 	r.env = environment(os.Environ(), r.home, tmp, goEnv)
+	if iso.SecretsHidden {
+		// From the environment now, not at the probe, which is once per process.
+		r.secrets = secretCandidates(homeDirs(os.Getenv), os.Getenv)
+	}
 	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			r.Close()
 			return nil, fmt.Errorf("sandbox: private home: %w", err)
 		}
+	}
+	r.empty = filepath.Join(r.base, "empty")
+	if err := os.WriteFile(r.empty, nil, 0o444); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sandbox: private home: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(r.home, ".bash_profile"), []byte(bashProfile(lookup(r.env, "PATH"))), 0o644); err != nil {
 		r.Close()
@@ -118,22 +130,27 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 		// Go the pid could only be written after the start, racing the first forks.
 		a = append(a, "/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`, cg.procs())
 	}
+	// Looked up now, not at NewRunner: bwrap fails on a mount point that is gone, and a
+	// credential made during the session is hidden from the next command.
+	masks := presentSecrets(r.secrets)
+	need := append([]string{r.home, dir}, r.writable...)
 	switch r.iso.Mode {
 	case ModeBwrap:
 		// The binds come after the prefix's --tmpfs /tmp: bwrap mounts in order, and the
 		// copy, home and caches may well live under /tmp.
 		a = append(a, r.iso.prefix...)
-		for _, w := range append([]string{r.home, dir}, r.writable...) {
-			a = append(a, "--bind", w, w)
-		}
+		a = append(a, bwrapMounts(need, masks, r.empty)...)
 		a = append(a, "--chdir", dir)
 	case ModeUnshare:
-		// A shell as PID 1 that stays in Run's process group whatever the command does
-		// (setsid), so that an empty group means an empty namespace.
 		a = append(a, r.iso.prefix...)
-		a = append(a, "/bin/sh", "-c", `"$@"; exit $?`, "sandbox-init")
+		a = append(a, "/bin/sh", "-c", unshareInit, "sandbox-init", r.empty)
+		a = append(a, unshareMasks(need, masks)...)
+		a = append(a, "--")
 	}
 	a = append(a, r.limits.prlimit(r.iso.ProcessLimit != "" && r.iso.cgroup == "")...)
+	if r.iso.Mode == ModeUnshare && r.iso.SecretsHidden {
+		a = append(a, dropCaps...) // after prlimit, which may need them to raise a hard limit
+	}
 	return append(a, "bash", "-lc", command)
 }
 

@@ -1,0 +1,159 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+// How the secrets (secrets.go) are hidden in each mode: mounts in the command's own mount
+// namespace, made before it starts and which it lacks the capabilities to undo. Nothing
+// changes outside the sandbox.
+
+// bwrapPrivate are mounted fresh by bwrapFlags: nothing of the machine's is under them unless
+// a writable bind brings it back.
+var bwrapPrivate = []string{"/tmp", "/dev", "/proc"}
+
+// bwrapMounts are bwrap's arguments for the writable binds and the masks: an empty tmpfs over
+// a directory, the empty file empty over anything else. bwrap mounts in order, so each mount
+// must come after every mount above it: a mask inside a writable directory after that
+// directory's bind (which brings the machine's files back), a writable directory inside a
+// masked one after the mask (bwrap then makes the mount point in the empty tmpfs). Sorting by
+// depth does both. The masked directories become read-only last, once the mount points in
+// them exist. A mask that is a writable directory gives way to it; one inside another mask,
+// or in bwrapPrivate and not in a writable directory, has nothing to hide.
+func bwrapMounts(binds []string, masks []mask, empty string) []string {
+	type op struct {
+		mask
+		bind bool
+	}
+	ops := make([]op, 0, len(binds)+len(masks))
+	for _, b := range binds {
+		ops = append(ops, op{mask{path: b, dir: true}, true})
+	}
+	for _, m := range masks {
+		if !containedBy(m.path, binds, true) && (containedBy(m.path, binds, false) || !containedBy(m.path, bwrapPrivate, false)) {
+			ops = append(ops, op{m, false})
+		}
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return depth(ops[i].path) < depth(ops[j].path) })
+	var args, readOnly []string
+	var kept []op
+	for _, o := range ops {
+		if !o.bind {
+			var parent *op // the innermost mount above it
+			for i := range kept {
+				if within(o.path, kept[i].path) && (parent == nil || depth(kept[i].path) > depth(parent.path)) {
+					parent = &kept[i]
+				}
+			}
+			if parent != nil && !parent.bind {
+				continue
+			}
+		}
+		kept = append(kept, o)
+		switch {
+		case o.bind:
+			args = append(args, "--bind", o.path, o.path)
+		case o.dir:
+			args = append(args, "--tmpfs", o.path)
+			readOnly = append(readOnly, "--remount-ro", o.path)
+		default:
+			args = append(args, "--ro-bind", empty, o.path)
+		}
+	}
+	return append(args, readOnly...)
+}
+
+// unshareInit is the PID 1 shell of unshare mode. Its arguments: the empty file, then pairs
+// of "d" or "f" and a path to hide, then "--" and the command. It stays in Run's process
+// group whatever the command does (setsid), so that an empty group means an empty
+// namespace. A path gone since it was found has nothing left to hide; a mount that fails
+// stops the command rather than run it with the secret in view.
+const unshareInit = `empty=$1; shift
+while [ "$1" != -- ]; do
+	if [ -e "$2" ]; then
+		case $1 in
+		d) mount -n -t tmpfs -o ro,mode=755 frognano-masked "$2" ;;
+		*) mount -n --bind -o ro "$empty" "$2" ;;
+		esac || { echo "sandbox: cannot hide $2" >&2; exit 125; }
+	fi
+	shift 2
+done
+shift
+"$@"; exit $?`
+
+// dropCaps runs the command without capabilities, which unshare mode otherwise leaves it
+// (as root, or as root of its user namespace): with them it could unmount the masks. An
+// empty bounding set also keeps root from getting any back at exec.
+var dropCaps = []string{"setpriv", "--bounding-set=-all", "--inh-caps=-all"}
+
+// unshareMasks are unshareInit's pairs for masks. In unshare mode nothing is bound back over
+// a mask, so one holding a directory the command needs (the copy, the private home, a
+// writable directory) is left out; so is one inside another.
+func unshareMasks(need []string, masks []mask) []string {
+	sorted := append([]mask(nil), masks...)
+	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].path) < depth(sorted[j].path) })
+	var args, done []string
+	for _, m := range sorted {
+		if holds(m.path, need) || containedBy(m.path, done, false) {
+			continue
+		}
+		kind := "f"
+		if m.dir {
+			kind = "d"
+			done = append(done, m.path)
+		}
+		args = append(args, kind, m.path)
+	}
+	return args
+}
+
+// probeMasks checks that unshare mode can hide a directory and then drop capabilities.
+func probeMasks(ctx context.Context, prefix []string) error {
+	for _, tool := range []string{"mount", dropCaps[0]} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s (util-linux) is not installed", tool)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	argv := append(append(prefix[:len(prefix):len(prefix)], "/bin/sh", "-c", unshareInit, "sandbox-init", "/dev/null", "d", "/tmp", "--"), dropCaps...)
+	argv = append(argv, "/bin/sh", "-c", "! umount /tmp 2>/dev/null")
+	probe := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	probe.Dir = "/"
+	if out, err := probe.CombinedOutput(); err != nil {
+		return fmt.Errorf("hiding them does not work here: %s", firstLine(string(out), err.Error()))
+	}
+	return nil
+}
+
+// within reports whether p is dir or under it (both clean and absolute).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// containedBy reports whether p is within one of dirs (equal to one, if exact).
+func containedBy(p string, dirs []string, exact bool) bool {
+	for _, d := range dirs {
+		if (exact && p == d) || (!exact && within(p, d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether dir is one of paths or above one.
+func holds(dir string, paths []string) bool {
+	for _, p := range paths {
+		if within(p, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
