@@ -41,6 +41,8 @@ type episode struct {
 	// failKey and failRepeats detect the same failing call made again and again.
 	failKey     string
 	failRepeats int
+	// emptyReplies counts consecutive replies that produced tokens but nothing to act on.
+	emptyReplies int
 	// ratio is tokens per character of the prompt, measured on the latest reply.
 	ratio float64
 }
@@ -204,11 +206,25 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			recovered = len(calls) > 0
 		}
 		if len(calls) == 0 {
-			res.Answer = stripThinking(reply.Content)
+			answer := stripThinking(reply.Content)
+			if answer == "" && final.EvalCount > endOfTurnTokens {
+				gaveUp := e.emptyReply(step, &rec, final.EvalCount)
+				rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
+				e.traj.write(rec)
+				if gaveUp {
+					// Not ExitDone: the model never finished, and done would let the editor
+					// apply its partial changes with an "answer" it never wrote. The editor
+					// shows "the agent stopped (repeated_failing_call): " and this text.
+					return end(ExitRepeatedError, "the model replied with nothing %d times in a row (possibly calls to a tool it does not have; its tools are Read, Write, Edit, Glob and Bash)", e.emptyReplies)
+				}
+				continue
+			}
+			res.Answer = answer
 			rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
 			e.traj.write(rec)
 			return end(ExitDone, "")
 		}
+		e.emptyReplies = 0
 
 		toolStart := time.Now()
 		for _, c := range calls {
@@ -320,6 +336,43 @@ func (e *episode) execute(ctx context.Context, step int, c rawCall) (ToolRecord,
 	tr.Result = out
 	e.opts.OnEvent(Event{Kind: EventToolEnd, Step: step, Tool: t.name, Title: tr.Title})
 	return tr, nil
+}
+
+// Empty replies. Ollama 0.17.4's tool parser silently drops a structured call to a tool
+// that is not in the request ("Grep", "LS": tools of other harnesses): the reply arrives
+// with no text and no calls although the model produced tokens. Taken as the end of the
+// episode, it would leave the user an empty answer and no reason; instead the model is told,
+// in the voice of the tools' errors, and the episode goes on. Reasoning alone is no answer,
+// so a reply with thinking but no text counts as empty too.
+const (
+	emptyReplyNudge = "Error: your reply was empty: no text and no tool call. A call to a tool other than Read, Write, Edit, Glob and Bash cannot run, since there is no such tool. Call one of those tools, or give your final answer."
+	// maxEmptyReplies: the model is told once; an empty reply again right after that means
+	// the reminder did not help (unlike a failing call's error, it tells the model nothing
+	// new the second time), and every further turn may cost thousands of tokens.
+	maxEmptyReplies = 2
+	// endOfTurnTokens: Ollama counts the token that ends the turn in eval_count (v0.17.4,
+	// both engines: a reply that ends at once reports 1), so only a count above it means
+	// tokens were produced and lost. A reply that is just the end token (or reports no count,
+	// 0) is the model ending its turn with nothing to add; as in the harness it was trained
+	// in, that ends the episode as done, with its changes: telling it off there could turn
+	// finished work into a failed episode.
+	endOfTurnTokens = 1
+)
+
+// emptyReply handles a reply with tokens but no text or calls: it records a note and, below
+// the bound, sends the model emptyReplyNudge as a user message and tells the user. It reports
+// whether the bound is reached and the episode must end.
+func (e *episode) emptyReply(step int, rec *stepRecord, tokens int) bool {
+	e.emptyReplies++
+	note := fmt.Sprintf("empty reply %d of %d: %d output tokens but no text and no tool call (possibly a call to a tool the model does not have); ", e.emptyReplies, maxEmptyReplies, tokens)
+	if e.emptyReplies >= maxEmptyReplies {
+		rec.Notes = append(rec.Notes, note+"ended the episode")
+		return true
+	}
+	rec.Notes = append(rec.Notes, note+"sent the user message: "+emptyReplyNudge)
+	e.msgs = append(e.msgs, api.Message{Role: "user", Content: emptyReplyNudge})
+	e.opts.OnEvent(Event{Kind: EventNotice, Step: step, Text: "The model replied with nothing (possibly a call to a tool it does not have); reminding it of its tools."})
+	return false
 }
 
 // repeatedFailure reports whether the model has now made the same failing call three

@@ -25,6 +25,14 @@ import (
 //
 // Messages are Ollama's api.Message. The conversation is start.messages followed by, for
 // each step, the assistant message and then one "tool" message per ToolRecord.
+//
+// Notes, one line each, say where the conversation the model saw differs from that rule:
+//   - "shortened tool output I (NAME) from A to B characters …": message I was cut to B
+//     characters before this step's request.
+//   - "empty reply N of M: … sent the user message: TEXT": the reply had tokens but no text
+//     and no tool call (Ollama drops a call to a tool it was not offered); the conversation
+//     goes on with a "user" message whose content is TEXT, after this step's assistant
+//     message. "empty reply M of M: … ended the episode": nothing was sent.
 const TrajectoryVersion = 1
 
 // ToolRecord is one executed call.
