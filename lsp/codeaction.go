@@ -21,7 +21,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	if !ok {
 		return nil, nil // not open: nothing we can say about it
 	}
-	in, err := newInput(snap, root, fromRange(p.Range), p.Context.Diagnostics, s.funcs.get)
+	in, err := newInput(snap, root, fromRange(p.Range), p.Context.Diagnostics, &s.funcs)
 	if err != nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
 	}
@@ -32,17 +32,17 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	return out, nil
 }
 
-// funcsOf returns a document's functions; the server caches them per document version.
-type funcsOf func(snap document.Snapshot, lang source.Lang, rel string) []source.Func
-
-func newInput(snap document.Snapshot, root string, rng document.Range, diags []protocol.Diagnostic, funcs funcsOf) (*actionInput, error) {
-	start, err := document.OffsetOf(snap.Text, rng.Start)
+func newInput(snap document.Snapshot, root string, rng document.Range, diags []protocol.Diagnostic, docs *funcCache) (*actionInput, error) {
+	lines := docs.lines(snap)
+	start, err := lines.Offset(rng.Start)
 	if err != nil {
 		return nil, err
 	}
-	end, err := document.OffsetOf(snap.Text, rng.End)
-	if err != nil {
-		return nil, err
+	end := start
+	if rng.End != rng.Start {
+		if end, err = lines.Offset(rng.End); err != nil {
+			return nil, err
+		}
 	}
 	if end < start {
 		start, end = end, start
@@ -50,7 +50,7 @@ func newInput(snap document.Snapshot, root string, rng document.Range, diags []p
 	in := &actionInput{snap: snap, rel: relPath(root, snap.URI), rng: rng, start: start, end: end, diagnostics: diags}
 	in.lang = source.LangOf(in.rel, snap.LanguageID)
 	if in.lang != "" {
-		in.fn = innermost(funcs(snap, in.lang, in.rel), start)
+		in.fn = innermost(docs.get(snap, in.lang, in.rel), start)
 	}
 	return in, nil
 }
@@ -67,36 +67,104 @@ func innermost(fs []source.Func, offset int) *source.Func {
 	return best
 }
 
-// funcCache keeps the parsed functions of each open document's latest version, so that
-// listing actions as the cursor moves costs a lookup, not a parse. mu guards byURI.
+// funcCache keeps what requests derive from each open document's text: its line index,
+// which converts positions, and its functions. Listing actions as the cursor moves then
+// costs lookups, not scans of a text that can be 10,000 lines long; and after an edit both
+// are updated from the last ones computed (document.Lines.Update, source.File.Update), not
+// derived afresh. mu guards byURI and the docStates in it.
 type funcCache struct {
 	mu    sync.Mutex
-	byURI map[string]cachedFuncs
+	byURI map[string]*docState
 }
 
-type cachedFuncs struct {
+// docState is what the cache holds for one document.
+type docState struct {
+	latest *docVersion // the version last asked about
+	// The line index and functions computed last, for whichever version: what the next
+	// version's are updated from. Only the last are kept, so that old texts do not pile
+	// up: they hold the text they were computed from.
+	lines             document.Lines
+	file              *source.File
+	fileLang, fileRel string // what file was parsed as
+}
+
+// docVersion is one version of a document. Its line index and its functions are each
+// computed once, when first asked for: a request that needs one while it is being
+// computed (the code action that follows a didChange, while the parse that didChange
+// started in the background runs) waits for it rather than computing it again.
+type docVersion struct {
 	version int32
-	text    string // the text they were parsed from: versions alone can repeat on reopen
-	funcs   []source.Func
+	text    string // versions alone can repeat on reopen
+
+	linesOnce sync.Once
+	lines     document.Lines
+
+	fileOnce          sync.Once
+	file              *source.File
+	fileLang, fileRel string
 }
 
-func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []source.Func {
-	c.mu.Lock()
-	if e, ok := c.byURI[snap.URI]; ok && e.version == snap.Version && e.text == snap.Text {
-		c.mu.Unlock()
-		return e.funcs
-	}
-	c.mu.Unlock()
-	// A file that does not parse still gets what can be found, and the actions that need
-	// no function.
-	fs, _ := source.Funcs(lang, rel, snap.Text)
+// at returns the document's state and the entry for snap's version, which it makes the
+// latest.
+func (c *funcCache) at(snap document.Snapshot) (*docState, *docVersion) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byURI == nil {
-		c.byURI = map[string]cachedFuncs{}
+		c.byURI = map[string]*docState{}
 	}
-	c.byURI[snap.URI] = cachedFuncs{version: snap.Version, text: snap.Text, funcs: fs}
-	return fs
+	st := c.byURI[snap.URI]
+	if st == nil {
+		st = &docState{}
+		c.byURI[snap.URI] = st
+	}
+	if v := st.latest; v == nil || v.version != snap.Version || v.text != snap.Text {
+		st.latest = &docVersion{version: snap.Version, text: snap.Text}
+	}
+	return st, st.latest
+}
+
+// lines returns the line index of snap's text.
+func (c *funcCache) lines(snap document.Snapshot) document.Lines {
+	st, v := c.at(snap)
+	v.linesOnce.Do(func() {
+		c.mu.Lock()
+		base := st.lines
+		c.mu.Unlock()
+		v.lines = base.Update(v.text) // the zero Lines indexes the text afresh
+		c.mu.Lock()
+		st.lines = v.lines
+		c.mu.Unlock()
+	})
+	return v.lines
+}
+
+// get returns the functions of snap's text.
+func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []source.Func {
+	st, v := c.at(snap)
+	v.fileOnce.Do(func() {
+		c.mu.Lock()
+		base, baseLang, baseRel := st.file, st.fileLang, st.fileRel
+		c.mu.Unlock()
+		if base != nil && baseLang == string(lang) && baseRel == rel {
+			v.file = base.Update(v.text)
+		} else {
+			// A file that does not parse still gets what can be found, and the actions
+			// that need no function.
+			v.file, _ = source.Parse(lang, rel, v.text)
+		}
+		v.fileLang, v.fileRel = string(lang), rel
+		c.mu.Lock()
+		st.file, st.fileLang, st.fileRel = v.file, v.fileLang, v.fileRel
+		c.mu.Unlock()
+	})
+	f := v.file
+	if v.fileLang != string(lang) || v.fileRel != rel {
+		f, _ = source.Parse(lang, rel, v.text) // the workspace root moved: rare
+	}
+	if f == nil {
+		return nil
+	}
+	return f.Funcs
 }
 
 func (c *funcCache) forget(uri string) {

@@ -28,7 +28,7 @@ func Edits(before, after string) []TextEdit {
 	if before == after {
 		return nil
 	}
-	la, lb := newLines(before), newLines(after)
+	la, lb := NewLines(before), NewLines(after)
 	a, b := pieces(la), pieces(lb)
 
 	// The common head and tail are cheap to skip on the strings themselves, and usually all
@@ -64,8 +64,8 @@ func Edits(before, after string) []TextEdit {
 		}
 		edits = append(edits, TextEdit{
 			Range: Range{
-				Start: la.position(la.pieceStart(pre + i0)),
-				End:   la.position(la.pieceStart(pre + i)),
+				Start: la.Position(la.pieceStart(pre + i0)),
+				End:   la.Position(la.pieceStart(pre + i)),
 			},
 			NewText: after[lb.pieceStart(pre+j0):lb.pieceStart(pre+j)],
 		})
@@ -75,7 +75,7 @@ func Edits(before, after string) []TextEdit {
 
 // pieces returns the lines of l with their terminators; unlike l's lines, it has no empty
 // last element when the text ends with a terminator, so equal texts give equal pieces.
-func pieces(l lines) []string {
+func pieces(l Lines) []string {
 	p := make([]string, 0, len(l.starts))
 	for i, s := range l.starts {
 		e := len(l.text)
@@ -90,7 +90,7 @@ func pieces(l lines) []string {
 }
 
 // pieceStart returns the byte offset of piece i, or the text's length for i == len(pieces).
-func (l lines) pieceStart(i int) int {
+func (l Lines) pieceStart(i int) int {
 	if i < len(l.starts) {
 		return l.starts[i]
 	}
@@ -123,14 +123,14 @@ func Apply(text string, edits []TextEdit) (string, error) {
 		start, end int
 		text       string
 	}
-	l := newLines(text)
+	l := NewLines(text)
 	spans := make([]span, len(edits))
 	for i, e := range edits {
-		start, err := l.offset(e.Range.Start)
+		start, err := l.Offset(e.Range.Start)
 		if err != nil {
 			return "", fmt.Errorf("edit %d: start: %w", i, err)
 		}
-		end, err := l.offset(e.Range.End)
+		end, err := l.Offset(e.Range.End)
 		if err != nil {
 			return "", fmt.Errorf("edit %d: end: %w", i, err)
 		}

@@ -2,7 +2,11 @@ package document
 
 import (
 	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -109,6 +113,85 @@ func TestOffsetPositionRoundTrip(t *testing.T) {
 			}
 			_, size := utf8.DecodeRuneInString(text[off:])
 			off += size
+		}
+	}
+}
+
+// byteScanStarts is the obvious line index, one byte at a time: the reference for
+// indexLines, which jumps from terminator to terminator.
+func byteScanStarts(text string) []int {
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			fallthrough
+		case '\n':
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+func TestNewLinesMatchesByteScan(t *testing.T) {
+	texts := []string{"", "\n", "\r", "\r\n", "\n\r", "\r\r\n\n", "a", "a\rb\r", "a\r\nb\nc\rd", "\r\n\r", "x\r\r"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		texts = append(texts, strings.Join(randomText(r, r.IntN(20)), ""))
+	}
+	// Texts longer than OffsetOf's stretches, some with a "\r\n" across their edges.
+	for range 10 {
+		texts = append(texts, strings.Join(randomText(r, 500+r.IntN(1500)), ""))
+	}
+	for _, k := range []int{seekChunk - 2, seekChunk - 1, seekChunk, seekChunk + 1} {
+		long := strings.Repeat("x", k) + "\r\n" + strings.Repeat("y\n", seekChunk)
+		texts = append(texts, long, strings.ReplaceAll(long, "\n", "\r"), strings.ReplaceAll(long, "y\n", "y\r\n"))
+	}
+	for _, text := range texts {
+		want := byteScanStarts(text)
+		l := NewLines(text)
+		if !slices.Equal(l.starts, want) {
+			t.Fatalf("NewLines(%q) starts = %v, want %v", text, l.starts, want)
+		}
+		// A partial index, as OffsetOf and PositionOf build, is a prefix of the whole one
+		// that answers their question the same way.
+		for line := 0; line < len(want)+2; line++ {
+			if len(want) > 200 && line > 2 && line < len(want)-2 {
+				line += min(r.IntN(20), len(want)-3-line) // a sample of a long text's lines
+			}
+			p := Position{Line: uint32(line), Character: 2}
+			got, err := OffsetOf(text, p)
+			wantOff, wantErr := l.Offset(p)
+			if (err == nil) != (wantErr == nil) || err == nil && got != wantOff {
+				t.Fatalf("text %q: OffsetOf(%v) = %d, %v; Lines.Offset = %d, %v", text, p, got, err, wantOff, wantErr)
+			}
+		}
+		for off := -1; off <= len(text)+1; off++ {
+			if len(text) > 1000 && off > 1 && off < len(text)-1 {
+				off += r.IntN(200) // enough to cover a long text's edges and some of its middle
+			}
+			if got, want := PositionOf(text, off), l.Position(off); got != want {
+				t.Fatalf("text %q: PositionOf(%d) = %v, Lines.Position = %v", text, off, got, want)
+			}
+		}
+	}
+}
+
+// TestIndexLinesLinear guards the scan's cost on texts whose lines all end in '\r', where
+// looking for each line's '\n' afresh would scan the rest of the text once per line.
+func TestIndexLinesLinear(t *testing.T) {
+	for _, term := range []string{"\n", "\r\n", "\r"} {
+		text := strings.Repeat("some text on a line"+term, 100_000)
+		start := time.Now()
+		l := NewLines(text)
+		if len(l.starts) != 100_001 {
+			t.Fatalf("%q lines: %d starts", term, len(l.starts))
+		}
+		// Quadratic would take minutes; linear takes about a millisecond.
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("indexing 100,000 %q lines took %v", term, d)
 		}
 	}
 }

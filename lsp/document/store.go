@@ -109,12 +109,13 @@ func applyChanges(text string, changes []Change) (string, error) {
 			text = c.Text
 			continue
 		}
-		l := newLines(text)
-		start, err := l.offset(c.Range.Start)
+		// Two conversions, each scanning only as far as its line: no line index of the
+		// whole text (see OffsetOf).
+		start, err := OffsetOf(text, c.Range.Start)
 		if err != nil {
 			return "", fmt.Errorf("change %d: start: %w", i, err)
 		}
-		end, err := l.offset(c.Range.End)
+		end, err := OffsetOf(text, c.Range.End)
 		if err != nil {
 			return "", fmt.Errorf("change %d: end: %w", i, err)
 		}

@@ -3,8 +3,10 @@
 // run just that test), and whether its body is a stub waiting to be implemented.
 //
 // Entry points: [Enclosing] for the function under the cursor, [Funcs] for a file's
-// outline, [LangOf] to pick the language. The package never sees the editor connection:
-// callers convert LSP positions (UTF-16) to byte offsets and back.
+// outline, [LangOf] to pick the language. A language server that keeps a file's functions
+// across edits uses [Parse] once and [File.Update] for each new version (file.go), which in
+// a Go file parses only the function that changed. The package never sees the editor
+// connection: callers convert LSP positions (UTF-16) to byte offsets and back.
 //
 // Go is read with go/parser. Python, TypeScript and JavaScript are read with small
 // hand-written scanners (python_lex.go, js_lex.go) that understand strings, comments,

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -14,18 +15,21 @@ import (
 // their declaration's body). A file that does not parse is read again one top-level
 // "func" at a time, because go/parser gives up on the declarations after a syntax error
 // and the cursor is most often in the one function being edited.
-func goFuncs(relPath, text string) []Func {
+//
+// clean reports that the whole file parsed, so that each function came from one parse;
+// testingName is the name under which the file imports "testing". [File.Update] needs both.
+func goFuncs(relPath, text string) (fs []Func, clean bool, testingName string) {
 	f, err := goParse(text)
-	testingName := goTestingImport(f)
+	testingName = goTestingImport(f)
 	if err == nil {
-		return goDecls(f, 0, len(text), text, relPath, testingName)
+		return goDecls(f, 0, len(text), text, relPath, testingName), true, testingName
 	}
 	var out []Func
 	for _, c := range goChunks(text) {
 		cf, _ := goParse(text[c[0]:c[1]])
 		out = append(out, goDecls(cf, c[0], c[1], text, relPath, testingName)...)
 	}
-	return out
+	return out, false, testingName
 }
 
 // goPrefix lets fragments without a package clause parse; offsets are corrected for it.
@@ -211,11 +215,15 @@ func goIsTest(fd *ast.FuncDecl, testingName string) bool {
 func goStub(fd *ast.FuncDecl, comments []*ast.CommentGroup) bool {
 	var v stubVerdict
 	body := fd.Body
-	for _, cg := range comments {
-		if cg.Pos() > body.Lbrace && (!body.Rbrace.IsValid() || cg.End() <= body.Rbrace) {
-			v.comments = true
-			v.marker = v.marker || hasMarker(cg.Text())
+	// The comments are in source order and do not overlap: the body's are a run of them,
+	// found by binary search (a loop over all of them for every function is quadratic).
+	first := sort.Search(len(comments), func(i int) bool { return comments[i].Pos() > body.Lbrace })
+	for _, cg := range comments[first:] {
+		if body.Rbrace.IsValid() && cg.End() > body.Rbrace {
+			break
 		}
+		v.comments = true
+		v.marker = v.marker || hasMarker(goCommentText(cg))
 	}
 	for _, s := range body.List {
 		switch s := s.(type) {
@@ -239,6 +247,23 @@ func goStub(fd *ast.FuncDecl, comments []*ast.CommentGroup) bool {
 		v.marker = v.marker || goMentionsMarker(s)
 	}
 	return v.stub()
+}
+
+// goCommentText is cg.Text(), except for a block comment that the end of the file cuts
+// off ("/*" while typing), on which go/ast panics (it slices off "/*" and "*/"): the
+// group's raw text stands in for it.
+func goCommentText(cg *ast.CommentGroup) string {
+	for _, c := range cg.List {
+		if strings.HasPrefix(c.Text, "/*") && (len(c.Text) < 4 || !strings.HasSuffix(c.Text, "*/")) {
+			var b strings.Builder
+			for _, c := range cg.List {
+				b.WriteString(c.Text)
+				b.WriteByte('\n')
+			}
+			return b.String()
+		}
+	}
+	return cg.Text()
 }
 
 // goCallee is the called function's name when it is a plain identifier.

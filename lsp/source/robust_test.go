@@ -33,6 +33,17 @@ func TestTruncated(t *testing.T) {
 	}
 }
 
+// TestUnterminatedComment: a block comment cut off by the end of the file, as one is
+// while it is being typed, used to panic in go/ast when it was inside a function's body.
+func TestUnterminatedComment(t *testing.T) {
+	for _, text := range []string{"package p\nfunc a() {\n/*", "package p\nfunc a() {\n/*/", "package p\nfunc a() {\n/* TODO", "package p\nfunc a() {\n/* x *"} {
+		fs, err := Funcs(Go, "p.go", text)
+		if err != nil || len(fs) != 1 {
+			t.Errorf("Funcs(%q) = %v, %v; want function a", text, fs, err)
+		}
+	}
+}
+
 // FuzzFuncs runs the scanners on arbitrary text in every language (go test -fuzz
 // FuzzFuncs); the seeds are the fixtures.
 func FuzzFuncs(f *testing.F) {

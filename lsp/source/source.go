@@ -1,8 +1,10 @@
 package source
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -56,17 +58,11 @@ var ErrUnsupported = errors.New("unsupported language")
 // top-level classes and it()/test() blocks (also inside describe callbacks) are kept.
 // Text that does not parse gives the functions that can still be found, and no error.
 func Funcs(lang Lang, relPath, text string) ([]Func, error) {
-	all, err := scan(lang, relPath, text)
+	f, err := Parse(lang, relPath, text)
 	if err != nil {
 		return nil, err
 	}
-	var out []Func
-	for i, f := range all {
-		if !nested(all, i) {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return f.Funcs, nil
 }
 
 // Enclosing returns the innermost function whose [Start, End] range holds offset, nested
@@ -99,27 +95,75 @@ func Enclosing(lang Lang, relPath, text string, offset int) (*Func, error) {
 
 // scan finds every function, nested ones included, sorted by Start.
 func scan(lang Lang, relPath, text string) ([]Func, error) {
+	f, err := scanFile(lang, relPath, text)
+	if err != nil {
+		return nil, err
+	}
+	return f.all, nil
+}
+
+// scanFile is scan, with what [File.Update] needs to know about the parse.
+func scanFile(lang Lang, relPath, text string) (*File, error) {
 	relPath = slash(relPath)
-	var fs []Func
+	f := &File{lang: lang, relPath: relPath, text: text}
 	switch lang {
 	case Go:
-		fs = goFuncs(relPath, text)
+		f.all, f.goClean, f.goTesting = goFuncs(relPath, text)
 	case Python:
-		fs = pyFuncs(relPath, text)
+		f.all = pyFuncs(relPath, text)
 	case TypeScript, JavaScript:
-		fs = jsFuncs(lang, relPath, text)
+		f.all = jsFuncs(lang, relPath, text)
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, string(lang))
 	}
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Start < fs[j].Start })
-	return fs, nil
+	if !slices.IsSortedFunc(f.all, func(a, b Func) int { return cmp.Compare(a.Start, b.Start) }) {
+		sort.SliceStable(f.all, func(i, j int) bool { return f.all[i].Start < f.all[j].Start })
+	}
+	return f, nil
+}
+
+// topLevel returns the functions of all (sorted by Start) that do not lie inside the body
+// of another, larger function in all.
+//
+// Such a container g has g.BodyStart <= f.Start. Sweeping the functions by Start while
+// taking in the candidate containers by BodyStart, the candidate whose body reaches
+// furthest decides: if even its body ends before f does, no function holds f. Only when it
+// is f itself or no larger than f (equal ranges) does f need a look at every function.
+// The sweep is O(n log n) where comparing every pair was quadratic: a 10,000-line file
+// has a thousand functions.
+func topLevel(all []Func) []Func {
+	byBody := make([]int, len(all))
+	for i := range byBody {
+		byBody[i] = i
+	}
+	slices.SortStableFunc(byBody, func(a, b int) int { return cmp.Compare(all[a].BodyStart, all[b].BodyStart) })
+	var out []Func
+	far, k := -1, 0 // far: the candidate whose body ends last; byBody[:k]: the candidates
+	for i, f := range all {
+		for ; k < len(byBody) && all[byBody[k]].BodyStart <= f.Start; k++ {
+			if far < 0 || all[byBody[k]].BodyEnd > all[far].BodyEnd {
+				far = byBody[k]
+			}
+		}
+		if far >= 0 && all[far].BodyEnd >= f.End {
+			if far != i && holds(all[far], f) || nested(all, i) {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// holds reports whether f lies inside g's body and g is larger.
+func holds(g, f Func) bool {
+	return g.BodyStart <= f.Start && f.End <= g.BodyEnd && g.End-g.Start > f.End-f.Start
 }
 
 // nested reports whether all[i] lies inside the body of another function in all.
 func nested(all []Func, i int) bool {
-	f := all[i]
 	for j, g := range all {
-		if j != i && g.BodyStart <= f.Start && f.End <= g.BodyEnd && g.End-g.Start > f.End-f.Start {
+		if j != i && holds(g, all[i]) {
 			return true
 		}
 	}
@@ -148,6 +192,8 @@ func newFunc(text, name string, start, bodyStart, bodyEnd, end, sigEnd int) Func
 	s := declStart(text, start)
 	return Func{
 		Name: name, Start: s, End: end, BodyStart: bodyStart, BodyEnd: bodyEnd,
-		Signature: strings.TrimSpace(text[start:sigEnd]),
+		// A copy: the Func may be kept for later versions of the text (see File.Update),
+		// and a slice of this one would keep all of it alive.
+		Signature: strings.Clone(strings.TrimSpace(text[start:sigEnd])),
 	}
 }

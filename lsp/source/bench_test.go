@@ -1,0 +1,63 @@
+package source
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// bigFile repeats a fixture-like unit n times: about ten lines a unit, so 1,000 units make
+// a 10,000-line file, the size the language server's latency targets are set for.
+func bigFile(lang Lang, n int) (rel, text string) {
+	var b strings.Builder
+	switch lang {
+	case Go:
+		b.WriteString("package calc\n\nimport \"fmt\"\n\n")
+		for i := range n {
+			fmt.Fprintf(&b, "// F%d does step %d.\nfunc F%d(a, b int) int {\n\tx := a + %d\n\tif x > b {\n\t\treturn x - b\n\t}\n\tfmt.Println(x)\n\treturn b\n}\n\n", i, i, i, i)
+		}
+		return "calc.go", b.String()
+	case Python:
+		b.WriteString("import os\n\n\nclass Calc:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    def step_%d(self, a, b):\n        \"\"\"Step %d.\"\"\"\n        x = a + %d\n        if x > b:\n            return x - b\n        print(x)\n        return b\n\n", i, i, i)
+		}
+		return "calc.py", b.String()
+	default:
+		b.WriteString("import { log } from \"./log\";\n\nexport class Calc {\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  // Step %d.\n  step%d(a: number, b: number): number {\n    const x = a + %d;\n    if (x > b) {\n      return x - b;\n    }\n    log(`${x}`);\n    return b;\n  }\n\n", i, i, i)
+		}
+		b.WriteString("}\n")
+		return "calc.ts", b.String()
+	}
+}
+
+func BenchmarkFuncs10k(b *testing.B) {
+	for _, lang := range []Lang{Go, Python, TypeScript} {
+		rel, text := bigFile(lang, 1000)
+		b.Run(string(lang), func(b *testing.B) {
+			for b.Loop() {
+				if fs, _ := Funcs(lang, rel, text); len(fs) < 1000 {
+					b.Fatal(len(fs))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUpdate10k is what a keystroke in one function's doc comment costs in a
+// 10,000-line Go file (BenchmarkFuncs10k/go is what a full parse costs).
+func BenchmarkUpdate10k(b *testing.B) {
+	rel, text := bigFile(Go, 1000)
+	i := strings.Index(text, "// F500 does") + len("// F500 ")
+	versions := [2]string{text, text[:i] + "D" + text[i+1:]}
+	f, _ := Parse(Go, rel, text)
+	n := 0
+	for b.Loop() {
+		n++
+		if f = f.Update(versions[n%2]); !f.goClean {
+			b.Fatal("the update made a file that does not parse")
+		}
+	}
+}
