@@ -90,6 +90,10 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		overlays[rel] = []byte(doc.Text)
 	}
 	warm := s.warmFor(ctx, root, settings, caps)
+	if warm != nil {
+		// The next run's copy is made once this one is over, not alongside it.
+		defer warm.Prefetch()
+	}
 	trajDir := filepath.Join(s.cacheDir(), "trajectories")
 	runAgent := func() (*agent.Result, error) {
 		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays, Warm: warm}, agent.Options{

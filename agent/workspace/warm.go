@@ -187,7 +187,9 @@ func (w *Warm) startLocked() {
 
 // Take hands over the ready copy, brought up to date with the folder and with overlays
 // laid over it and committed as its base, exactly like [Prepare]. The caller owns it
-// (Remove it when done). The next copy starts in the background at once.
+// (Remove it when done). With no copy ready or being made, it makes one and waits. The
+// next copy is not started: call Prefetch when the machine is idle again (after the run),
+// so that copying does not compete with the run for the cores.
 func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace, error) {
 	w.mu.Lock()
 	if w.closed {
@@ -218,8 +220,9 @@ func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace
 	if !w.watched {
 		unwatchedOf = nil
 	}
-	w.spare = nil
-	w.startLocked()
+	w.spare, w.err = nil, nil
+	// What changes from now on concerns the next copy, which starts afresh anyway.
+	w.dirty, w.all = map[string]struct{}{}, !w.watched
 	w.mu.Unlock()
 	if ws == nil {
 		return nil, err

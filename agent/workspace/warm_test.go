@@ -74,6 +74,8 @@ func newWarm(t *testing.T, files map[string]string) (*Warm, string) {
 	return w, src
 }
 
+// take takes a copy and, as the language server does after a run, has the next one made
+// and waits for it: changes the test makes next happen after that copy was made.
 func take(t *testing.T, w *Warm, overlays map[string][]byte) *Workspace {
 	t.Helper()
 	ws, err := w.Take(context.Background(), overlays)
@@ -81,6 +83,10 @@ func take(t *testing.T, w *Warm, overlays map[string][]byte) *Workspace {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Remove() })
+	w.Prefetch()
+	if err := w.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return ws
 }
 
