@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -177,5 +178,21 @@ func TestGoToolchain(t *testing.T) {
 	}
 	if o.ExitCode != 0 || !strings.HasPrefix(o.Stdout, "go version go1.") || !strings.Contains(o.Stdout, "off\n") || !strings.Contains(o.Stderr, "hello") {
 		t.Errorf("exit %d stdout %q stderr %q", o.ExitCode, o.Stdout, o.Stderr)
+	}
+}
+
+// The private /tmp is a tmpfs in memory: under bubblewrap 0.5+ it is capped, so a command
+// cannot fill the machine's memory through it, and what fits is written normally.
+func TestTmpIsCapped(t *testing.T) {
+	r := newRunner(t, ModeBwrap, &Limits{Tmp: 32 << 20})
+	if !slices.Contains(r.Isolation().prefix, "--size") {
+		t.Skipf("this bubblewrap cannot cap /tmp: %s", r.Isolation().Why)
+	}
+	o := run(t, r, `head -c 20M /dev/zero > /tmp/a && echo first-ok; head -c 20M /dev/zero > /tmp/b; echo "second: $?"; df -k /tmp | tail -1`, 30*time.Second)
+	if !strings.Contains(o.Stdout, "first-ok") || !strings.Contains(o.Stdout, "second: 1") || !strings.Contains(o.Stderr, "No space left") {
+		t.Errorf("a 32 MiB /tmp must take 20 MiB and refuse 20 more: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+	if o := run(t, newRunner(t, ModeBwrap, nil), `df -k --output=size /tmp | tail -1`, 30*time.Second); strings.TrimSpace(o.Stdout) != "2097152" {
+		t.Errorf("the default /tmp is %q KiB, want 2 GiB", o.Stdout)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -101,6 +102,10 @@ func detect(ctx context.Context, want Mode) (Isolation, error) {
 		}
 		iso := Isolation{Mode: m, prefix: prefix, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone, WriteConfined: m == ModeBwrap, SecretsHidden: m == ModeBwrap}
 		switch m {
+		case ModeBwrap:
+			if !slices.Contains(prefix, "--size") {
+				why = append(why, "the private /tmp has no size cap (bubblewrap older than 0.5)")
+			}
 		case ModeUnshare:
 			why = append(why, "writes are not confined to the workspace copy")
 			if err := probeMasks(ctx, prefix); err != nil {
@@ -128,7 +133,10 @@ func probe(ctx context.Context, m Mode) ([]string, error) {
 	case ModeNone:
 		return nil, nil
 	case ModeBwrap:
-		candidates = [][]string{bwrapFlags()}
+		// The private /tmp comes last so that its size can be set per runner (bwrapPrefix);
+		// --size needs bubblewrap 0.5 or later, older ones run with an uncapped /tmp.
+		f := bwrapFlags()
+		candidates = [][]string{append(slices.Clip(f), "--size", "1048576", "--tmpfs", "/tmp"), append(slices.Clip(f), "--tmpfs", "/tmp")}
 	case ModeUnshare:
 		// As root no user namespace is needed; otherwise map ourselves to root inside one.
 		base := []string{"unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"}
@@ -158,7 +166,7 @@ func probe(ctx context.Context, m Mode) ([]string, error) {
 
 // bwrapFlags are bubblewrap's flags besides the binds, which depend on the command.
 func bwrapFlags() []string {
-	f := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+	f := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 		// No --new-session: Run starts the sandbox in a session of its own already (which is
 		// what keeps it off the caller's terminal), and bwrap's init must stay in that
 		// process group, so that an empty group means an empty PID namespace.

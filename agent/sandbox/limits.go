@@ -17,11 +17,14 @@ type Limits struct {
 	// Output is how many bytes of stdout, and of stderr, are kept; the rest is counted and
 	// dropped. Whatever the cap, a command that prints more than 64 MiB in all is killed.
 	Output int
+	// Tmp is the size of the command's private /tmp (a tmpfs, in memory) under bubblewrap
+	// 0.5+, shared by its processes.
+	Tmp int64
 }
 
 // DefaultLimits is what a Runner applies when Options.Limits is nil.
 func DefaultLimits() Limits {
-	return Limits{CPU: 10 * time.Minute, Memory: 8 << 30, FileSize: 1 << 30, Processes: 512, Output: 1 << 20}
+	return Limits{CPU: 10 * time.Minute, Memory: 8 << 30, FileSize: 1 << 30, Processes: 512, Output: 1 << 20, Tmp: 2 << 30}
 }
 
 // withDefaults fills the zero fields that have no meaning of their own (Memory 0 does).
@@ -38,6 +41,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Output <= 0 {
 		l.Output = d.Output
+	}
+	if l.Tmp <= 0 {
+		l.Tmp = d.Tmp
 	}
 	return l
 }

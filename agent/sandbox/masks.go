@@ -13,7 +13,7 @@ import (
 // namespace, made before it starts and which it lacks the capabilities to undo. Nothing
 // changes outside the sandbox.
 
-// bwrapPrivate are mounted fresh by bwrapFlags: nothing of the machine's is under them unless
+// bwrapPrivate are mounted fresh by the bwrap prefix: nothing of the machine's is under them unless
 // a writable bind brings it back.
 var bwrapPrivate = []string{"/tmp", "/dev", "/proc"}
 

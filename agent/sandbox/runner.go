@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 )
 
 // Options configure a Runner.
@@ -138,7 +140,7 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 	case ModeBwrap:
 		// The binds come after the prefix's --tmpfs /tmp: bwrap mounts in order, and the
 		// copy, home and caches may well live under /tmp.
-		a = append(a, r.iso.prefix...)
+		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
 		a = append(a, bwrapMounts(need, masks, r.empty)...)
 		a = append(a, "--chdir", dir)
 	case ModeUnshare:
@@ -169,4 +171,14 @@ func realDir(p string) (string, error) {
 		return "", fmt.Errorf("%s is not a directory", abs)
 	}
 	return abs, nil
+}
+
+// bwrapPrefix is the probed bubblewrap prefix with the private /tmp's size set to tmp, when
+// this bubblewrap can cap it (the prefix then ends with --size N --tmpfs /tmp).
+func bwrapPrefix(prefix []string, tmp int64) []string {
+	out := slices.Clone(prefix)
+	if n := len(out); n >= 4 && out[n-4] == "--size" {
+		out[n-3] = strconv.FormatInt(tmp, 10)
+	}
+	return out
 }
