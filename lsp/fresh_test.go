@@ -137,6 +137,15 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 	if tr := e.lastTrajectory(); !strings.Contains(tr, "frognano-ready-") {
 		t.Error("run 2 did not start from the copy kept ready")
 	}
+	copying := 0
+	for _, m := range e.progressMessages() {
+		if strings.HasSuffix(m, "copying the workspace") {
+			copying++
+		}
+	}
+	if copying != 1 {
+		t.Errorf("\"copying the workspace\" shown %d times in two runs; want once, for the first: %q", copying, e.progressMessages())
+	}
 
 	os.RemoveAll(filepath.Join(e.root, "extra"))
 	writeFile(t, e.root, "notes.txt", "six\n") // the same size as before

@@ -62,6 +62,11 @@ func (p *progress) event(ev agent.Event) {
 	default:
 		return
 	}
+	p.report(msg)
+}
+
+// report shows msg as the run's current state.
+func (p *progress) report(msg string) {
 	p.send(protocol.WorkDoneProgressReport{Kind: "report", Message: &msg})
 }
 

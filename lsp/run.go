@@ -103,6 +103,9 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 			OnEvent:    prog.event,
 		})
 	}
+	if warm == nil || !warm.Ready() {
+		prog.report("copying the workspace") // seconds on a large repository
+	}
 	res, err := runAgent()
 	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && s.offerPull(ctx, caps, cfg, d.Title) {
 		res, err = runAgent()

@@ -142,6 +142,13 @@ func (w *Warm) Prefetch() {
 	}
 }
 
+// Ready reports whether a copy is ready: Take then only brings it up to date.
+func (w *Warm) Ready() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.spare != nil
+}
+
 // Wait returns once no copy is being made: the next Take is then only the refresh.
 func (w *Warm) Wait(ctx context.Context) error {
 	w.mu.Lock()
