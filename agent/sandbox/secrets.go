@@ -83,6 +83,17 @@ var secrets = []struct{ path, why string }{
 	{"~/.nuget/NuGet/NuGet.Config", "NuGet feed credentials"},
 	{"$XDG_CONFIG_HOME/NuGet/NuGet.Config", "NuGet feed credentials, XDG location"},
 
+	// Model hubs and AI tools: this project's users have them.
+	{"~/.ollama/id_ed25519", "Ollama's private key: pushes to ollama.com as the user"},
+	{"$HF_HOME/token", "Hugging Face token"},
+	{"$HF_HOME/stored_tokens", "Hugging Face tokens, all of them"},
+	{"~/.huggingface/token", "Hugging Face token, old location"},
+	{"~/.kaggle/kaggle.json", "Kaggle API key"},
+	{"~/.claude", "Claude Code: credentials and past sessions"},
+	{"~/.claude.json", "Claude Code: account"},
+	{"~/.codex", "Codex CLI: auth.json and past sessions"},
+	{"~/.gemini", "Gemini CLI: credentials"},
+
 	// Databases.
 	{"~/.pgpass", "PostgreSQL passwords"},
 	{"$PGPASSFILE", "PostgreSQL passwords elsewhere"},
@@ -143,6 +154,7 @@ var varDefaults = map[string]string{
 	"DOCKER_CONFIG":      ".docker",
 	"CARGO_HOME":         ".cargo",
 	"GRADLE_USER_HOME":   ".gradle",
+	"HF_HOME":            ".cache/huggingface",
 }
 
 // homeDirs are the home directories whose secrets are hidden: frognano's HOME, the current
