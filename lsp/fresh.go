@@ -40,6 +40,8 @@ type FreshStatus struct {
 	Watching bool   `json:"watching"`
 	Why      string `json:"why,omitempty"`
 	Folders  int    `json:"folders,omitempty"`
+	// Ready says the next run's copy is made (it is made after each run).
+	Ready bool `json:"ready"`
 	// Commit and Branch are the repository's HEAD as last seen by the watcher.
 	Commit string `json:"commit,omitempty"`
 	Branch string `json:"branch,omitempty"`
@@ -176,7 +178,7 @@ func (f *fresh) close() {
 }
 
 func (f *fresh) status() FreshStatus {
-	st := FreshStatus{Watching: f.watcher != nil, Why: f.why}
+	st := FreshStatus{Watching: f.watcher != nil, Why: f.why, Ready: f.warm.Ready()}
 	if f.watcher != nil {
 		st.Folders = f.watcher.Stats().Folders
 	}

@@ -129,6 +129,7 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 		t.Fatalf("after the first run the folder is watched: %+v", st.Workspace)
 	}
 
+	e.waitFor(60*time.Second, "the next copy to be ready", func() bool { return e.status().Workspace.Ready })
 	writeFile(t, e.root, "notes.txt", "two\n")
 	writeFile(t, e.root, "extra/deep/a.txt", "A\n")
 	if got := e.ask("copy the notes"); got != "two\nA\n" {
@@ -144,7 +145,7 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 		}
 	}
 	if copying != 1 {
-		t.Errorf("\"copying the workspace\" shown %d times in two runs; want once, for the first: %q", copying, e.progressMessages())
+		t.Errorf("\"copying the workspace\" shown %d times in two runs; want once, for the first (the second's copy was ready): %q", copying, e.progressMessages())
 	}
 
 	os.RemoveAll(filepath.Join(e.root, "extra"))

@@ -99,7 +99,7 @@ local ok, err = pcall(function()
   vim.notify = notify
   say('status: ' .. table.concat(notified, ' / '))
   check(table.concat(notified, ' '):find('Ollama ok 0.17.4', 1, true) ~= nil, ':FrogNano status does not report Ollama')
-  check(table.concat(notified, ' '):find('workspace: watching %d+ folders?, next copy kept ready') ~= nil, ':FrogNano status does not report the watched workspace after a run')
+  check(table.concat(notified, ' '):find('workspace: watching %d+ folders?, next copy ') ~= nil, ':FrogNano status does not report the watched workspace after a run')
 
   -- :checkhealth frognano
   vim.cmd('checkhealth frognano')

@@ -146,6 +146,8 @@ export interface ServerStatus {
 export interface WorkspaceStatus {
   watching: boolean;
   why?: string;
+  /** The next run's copy is made (it is made after each run). */
+  ready?: boolean;
   folders?: number;
   commit?: string;
   branch?: string;
@@ -157,7 +159,7 @@ export function workspaceLine(w: WorkspaceStatus | undefined): string | undefine
   const head = w.commit ? `, HEAD ${w.commit.slice(0, 12)}${w.branch ? ' on ' + w.branch : ' (detached)'}` : '';
   if (!w.watching) return `workspace: not watched (${w.why ?? 'unknown reason'}); each run compares the folder${head}`;
   const n = w.folders ?? 0;
-  return `workspace: watching ${n} folder${n === 1 ? '' : 's'}, next copy kept ready${head}`;
+  return `workspace: watching ${n} folder${n === 1 ? '' : 's'}, next copy ${w.ready ? 'ready' : 'being made'}${head}`;
 }
 
 export interface StatusState {

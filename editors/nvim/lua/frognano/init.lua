@@ -249,7 +249,7 @@ function M.command(fargs)
           local head = ws.commit and (', HEAD ' .. ws.commit:sub(1, 12) .. (ws.branch and ws.branch ~= '' and (' on ' .. ws.branch) or ' (detached)')) or ''
           if ws.watching then
             local n = ws.folders or 0
-            table.insert(lines, 'workspace: watching ' .. n .. (n == 1 and ' folder' or ' folders') .. ', next copy kept ready' .. head)
+            table.insert(lines, 'workspace: watching ' .. n .. (n == 1 and ' folder' or ' folders') .. ', next copy ' .. (ws.ready and 'ready' or 'being made') .. head)
           else
             table.insert(lines, 'workspace: not watched (' .. (ws.why or 'unknown reason') .. '); each run compares the folder' .. head)
           end

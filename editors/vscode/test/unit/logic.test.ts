@@ -141,12 +141,12 @@ describe('workspaceLine', () => {
   });
   test('watching, with the HEAD', () => {
     assert.equal(
-      workspaceLine({ watching: true, folders: 12, commit: '0123456789abcdef0123', branch: 'main' }),
-      'workspace: watching 12 folders, next copy kept ready, HEAD 0123456789ab on main',
+      workspaceLine({ watching: true, folders: 12, ready: true, commit: '0123456789abcdef0123', branch: 'main' }),
+      'workspace: watching 12 folders, next copy ready, HEAD 0123456789ab on main',
     );
   });
   test('one folder', () => {
-    assert.equal(workspaceLine({ watching: true, folders: 1 }), 'workspace: watching 1 folder, next copy kept ready');
+    assert.equal(workspaceLine({ watching: true, folders: 1 }), 'workspace: watching 1 folder, next copy being made');
   });
   test('not watched says why, detached HEAD', () => {
     assert.equal(
