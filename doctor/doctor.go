@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +71,7 @@ var checks = []check{
 	{"num_ctx", checkNumCtx},
 	{"git", checkGit},
 	{"sandbox", checkSandbox},
+	{"watch", checkWatch},
 	{"python", checkPython},
 	{"torch", checkTorch},
 	{"gpu", checkGPU},
@@ -180,6 +183,29 @@ func checkSandbox(ctx context.Context, _ *state) Result {
 		res.Fix = strings.Join(fixes, "; ")
 	}
 	return res
+}
+
+// maxUserWatches is where Linux says how many folders one user may watch (inotify).
+var maxUserWatches = "/proc/sys/fs/inotify/max_user_watches"
+
+// minWatches: below this (old kernels default to 8,192) a large repository cannot be
+// watched; the language server then compares the whole folder before each run.
+const minWatches = 65536
+
+func checkWatch(_ context.Context, _ *state) Result {
+	b, err := os.ReadFile(maxUserWatches)
+	if err != nil {
+		return Result{Status: Info, Verdict: "inotify not found: the language server compares the workspace before each run instead of watching it"}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return Result{Status: Info, Verdict: "inotify watch limit unreadable: " + strings.TrimSpace(string(b))}
+	}
+	verdict := fmt.Sprintf("inotify watch limit %d folders (the language server watches one per workspace folder)", n)
+	if n < minWatches {
+		return Result{Status: Warn, Verdict: verdict, Fix: "raise it for large repositories: sudo sysctl fs.inotify.max_user_watches=524288 (and the same line in /etc/sysctl.d/90-inotify.conf to keep it)"}
+	}
+	return Result{Status: OK, Verdict: verdict}
 }
 
 const notYet = "fine-tuning is not available yet; this is informational"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,4 +102,31 @@ func TestDoctorAgainstRealServer(t *testing.T) {
 			t.Error("Ollama down must fail the report")
 		}
 	})
+}
+
+// The watch check reads the kernel's inotify limit: a low one is a warning with the
+// sysctl that raises it, this machine's own is read as it is, and a missing file says
+// what the language server does instead.
+func TestWatchLimit(t *testing.T) {
+	defer func(p string) { maxUserWatches = p }(maxUserWatches)
+	if r := checkWatch(context.Background(), nil); r.Status != OK && r.Status != Warn || !strings.Contains(r.Verdict, "inotify watch limit") {
+		t.Errorf("this machine's limit: %+v", r)
+	}
+	p := filepath.Join(t.TempDir(), "max_user_watches")
+	for _, tc := range []struct {
+		content string
+		want    Status
+		fix     bool
+	}{{"8192\n", Warn, true}, {"524288\n", OK, false}, {"junk", Info, false}} {
+		os.WriteFile(p, []byte(tc.content), 0o644)
+		maxUserWatches = p
+		r := checkWatch(context.Background(), nil)
+		if r.Status != tc.want || (r.Fix != "") != tc.fix || tc.fix && !strings.Contains(r.Fix, "sysctl fs.inotify.max_user_watches=") {
+			t.Errorf("limit %q: %+v", tc.content, r)
+		}
+	}
+	maxUserWatches = filepath.Join(t.TempDir(), "absent")
+	if r := checkWatch(context.Background(), nil); r.Status != Info || !strings.Contains(r.Verdict, "compares the workspace") {
+		t.Errorf("no inotify: %+v", r)
+	}
 }
