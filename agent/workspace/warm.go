@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Warm keeps the next private copy of a folder ready, so that a run starts from it in
@@ -98,7 +99,7 @@ func (w *Warm) Watching(unwatched func() []string) {
 func (w *Warm) NotWatching() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.watched, w.unwatched = false, nil
+	w.watched, w.unwatched, w.all = false, nil, true
 }
 
 // Changed records paths (relative to the folder, slash-separated, or absolute inside it)
@@ -232,6 +233,9 @@ func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace
 	w.dirty, w.all = map[string]struct{}{}, !w.watched
 	w.mu.Unlock()
 	if ws == nil {
+		if err == nil { // another Take got it first: runs are meant to take turns
+			err = errors.New("workspace: the ready copy was taken by another run")
+		}
 		return nil, err
 	}
 	var unwatched []string
@@ -298,9 +302,27 @@ func syncPath(ctx context.Context, src, dst, rel string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Every folder on the way must be a real folder on both sides. A reported path under
+	// what is now a symlink (a folder replaced by a link) is skipped: the link is synced as
+	// itself, and following it here could write through it, even into the user's folder.
+	// In the copy, anything but a folder on the way is removed, to be made a folder.
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i := 1; i < len(parts); i++ {
+		prefix := filepath.Join(parts[:i]...)
+		st, err := os.Lstat(filepath.Join(src, prefix))
+		if err != nil || !st.IsDir() {
+			return nil // gone or not a folder: its own sync covers what is below
+		}
+		cp := filepath.Join(dst, prefix)
+		if st, err := os.Lstat(cp); err == nil && !st.IsDir() {
+			if err := os.Remove(cp); err != nil {
+				return err
+			}
+		}
+	}
 	sp, dp := filepath.Join(src, rel), filepath.Join(dst, rel)
 	st, err := os.Lstat(sp)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return removeIfExists(dp)
 	}
 	if err != nil {
@@ -311,6 +333,10 @@ func syncPath(ctx context.Context, src, dst, rel string) error {
 	}
 	if err := os.MkdirAll(filepath.Dir(dp), 0o755); err != nil {
 		return err
+	}
+	// Belt and braces: what is written must be inside the copy.
+	if real, err := filepath.EvalSymlinks(filepath.Dir(dp)); err != nil || !within(dst, real) {
+		return fmt.Errorf("%s leads out of the copy", rel)
 	}
 	return syncEntry(sp, dp, st, true)
 }

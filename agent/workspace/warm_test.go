@@ -240,3 +240,29 @@ func TestWarmConcurrentChanges(t *testing.T) {
 	w.Changed("late.go")
 	sameTree(t, src, take(t, w, nil).Root)
 }
+
+// A folder replaced by a symlink into the user's folder, reported with a path below it,
+// must not make Take write through the link (it once truncated the user's file); a folder
+// replaced by a file is a removal, not an error.
+func TestWarmReplacedFolders(t *testing.T) {
+	w, src := newWarm(t, map[string]string{"a/x": "old a/x", "b/x": "precious user data", "c/y": "c"})
+	w.Watching(nil)
+	take(t, w, nil)
+
+	os.RemoveAll(filepath.Join(src, "a"))
+	if err := os.Symlink(filepath.Join(src, "b"), filepath.Join(src, "a")); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(src, "c"))
+	write(t, src, map[string]string{"c": "now a file"})
+	w.Changed("a", "a/x")
+	w.Changed("c", "c/y")
+	ws := take(t, w, nil)
+	if b, _ := os.ReadFile(filepath.Join(src, "b/x")); string(b) != "precious user data" {
+		t.Fatalf("the user's file was written through the link: %q", b)
+	}
+	sameTree(t, src, ws.Root)
+	if l, err := os.Readlink(filepath.Join(ws.Root, "a")); err != nil || l != filepath.Join(src, "b") {
+		t.Errorf("a in the copy: %q %v", l, err)
+	}
+}
