@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -44,5 +45,42 @@ func TestSync(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the marker folder %s outlived the watcher", dir)
+	}
+}
+
+// A folder renamed onto an empty watched one (mv -T, atomic folder swaps): inotify sends no
+// Remove for the folder replaced, and the new one must be watched, not taken for the old.
+func TestRenameOntoWatchedFolder(t *testing.T) {
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "a"), 0o755)
+	write(t, filepath.Join(root, "b", "old"), "x")
+	_, r := startWatch(t, context.Background(), root, Options{})
+	// syscall: os.Rename refuses an existing folder as the target, rename(2) takes an empty one.
+	if err := syscall.Rename(filepath.Join(root, "b"), filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitPaths("a", "a/old")
+	write(t, filepath.Join(root, "a", "f"), "later")
+	r.waitPaths("a/f")
+}
+
+// The root itself moved away: the watcher reports Overflow once and stops, so that Sync
+// fails and its users check the whole folder themselves instead of trusting silence.
+func TestRootMovedStopsTheWatcher(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "proj")
+	write(t, filepath.Join(root, "f"), "x")
+	w, r := startWatch(t, context.Background(), root, Options{})
+	if err := os.Rename(root, root+".old"); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(root, 0o755)
+	r.waitFor("an Overflow batch", func(bs []Batch) bool { return bs[len(bs)-1].Overflow })
+	select {
+	case <-w.Done():
+	case <-time.After(deadline):
+		t.Fatal("the watcher kept running without its root")
+	}
+	if err := w.Sync(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Sync after the root moved: %v", err)
 	}
 }

@@ -183,8 +183,9 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	}
 	if rel == "" {
 		if ev.Has(fsnotify.Remove | fsnotify.Rename) {
-			w.logf("watch: %s itself was removed or renamed", w.root)
+			w.logf("watch: %s itself was removed or renamed; watching stops", w.root)
 			w.batch.over = true
+			w.rootGone = true // the watcher ends after this batch: nothing under root is watched
 			w.arm()
 		}
 		return
@@ -201,7 +202,13 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		// A folder found by listing its parent comes with its own Create event later.
 		_, watched := w.folders[rel]
 		_, unwatched := w.unwatched[rel]
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !watched && !unwatched {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !unwatched {
+			if watched {
+				// Either listed already (a harmless second walk), or another folder renamed
+				// onto this one: inotify then sends no Remove for the old folder, whose watch
+				// is gone with it, so the new one must be watched afresh.
+				w.unwatchTree(rel, true)
+			}
 			w.newDirs = append(w.newDirs, ev.Name) // walked by flush
 		}
 	}

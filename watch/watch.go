@@ -113,6 +113,7 @@ type Watcher struct {
 	armed       bool     // timer runs for the current batch
 	newDirs     []string // folders created during the batch, walked when it ends
 	limitLogged bool
+	rootGone    bool // the root was removed or renamed: end after reporting Overflow
 	closeErr    error
 
 	// Written by the drainer goroutines, read by the loop.
@@ -340,6 +341,10 @@ func (w *Watcher) note(rel string) {
 // thousand folders one by one would otherwise cost a git call each. Nothing is lost by
 // waiting: each folder is listed once its watch is in place.
 func (w *Watcher) flush() {
+	if w.rootGone {
+		// Sync then fails with ErrClosed and callers check the whole tree themselves.
+		defer w.cancel()
+	}
 	w.armed = false
 	if dirs := w.newDirs; len(dirs) > 0 {
 		w.newDirs = nil
