@@ -25,7 +25,8 @@ import (
 // neither watches nor copies anything.
 type fresh struct {
 	root    string
-	dir     string // owned: holds the copies, removed at close
+	dir     string // owned: holds the copies and the lock, removed at close
+	lock    *os.File
 	warm    *workspace.Warm
 	watcher *watch.Watcher // nil when the folder could not be watched
 	why     string         // why it is not watched
@@ -99,12 +100,23 @@ func (s *server) startFresh(root string, caps clientCaps) (*fresh, error) {
 	if err != nil {
 		return nil, err
 	}
-	warm, err := workspace.NewWarm(root, dir)
+	// Held while the server runs: a copy folder whose lock can be taken is stale, whatever
+	// its process id means in this PID namespace.
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	f := &fresh{root: root, dir: dir, warm: warm}
+	warm, err := workspace.NewWarm(root, filepath.Join(dir, "copies"))
+	if err != nil {
+		lock.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	f := &fresh{root: root, dir: dir, warm: warm, lock: lock}
 	if h, err := watch.Head(context.Background(), root); err == nil {
 		f.head = h
 	}
@@ -175,12 +187,19 @@ func (f *fresh) close() {
 	}
 	f.warm.Close()
 	os.RemoveAll(f.dir)
+	f.lock.Close()
 }
 
 func (f *fresh) status() FreshStatus {
 	st := FreshStatus{Watching: f.watcher != nil, Why: f.why, Ready: f.warm.Ready()}
 	if f.watcher != nil {
-		st.Folders = f.watcher.Stats().Folders
+		select {
+		case <-f.watcher.Done():
+			// Each run then compares the folder (Sync fails, see sync).
+			st.Watching, st.Why = false, "watching stopped: the folder was moved or removed; restart the server to watch it again"
+		default:
+			st.Folders = f.watcher.Stats().Folders
+		}
 	}
 	f.mu.Lock()
 	st.Commit, st.Branch = f.head.New, f.head.Branch
@@ -235,10 +254,21 @@ func (s *server) DidChangeWatchedFiles(ctx context.Context, p *protocol.DidChang
 }
 
 // removeStaleCopies removes the ready copies of servers that were killed before they could
-// clean up (their folder names carry their process id).
+// clean up: their lock is free. A folder without a lock (being made, or older) is judged by
+// the process id in its name.
 func removeStaleCopies(parent string) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, "frognano-ready-*-*"))
 	for _, d := range dirs {
+		if lock, err := os.Open(filepath.Join(d, ".lock")); err == nil {
+			free := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+			st, err := lock.Stat()
+			lock.Close()
+			// A minute old at least: a server that just made its lock may not hold it yet.
+			if free && err == nil && time.Since(st.ModTime()) > time.Minute {
+				os.RemoveAll(d)
+			}
+			continue
+		}
 		pid, err := strconv.Atoi(strings.Split(filepath.Base(d), "-")[2])
 		if err != nil || pid <= 0 || pid == os.Getpid() {
 			continue

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,6 +115,23 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 	live := filepath.Join(e.workDir, fmt.Sprintf("frognano-ready-%d-1", os.Getppid()))
 	writeFile(t, stale, "copy-1/a.go", "package a\n")
 	writeFile(t, live, "copy-1/a.go", "package a\n")
+	// With a lock file, the lock decides, not the process id (PID namespaces): a free lock
+	// is stale, a held one is not.
+	freeLock := filepath.Join(e.workDir, fmt.Sprintf("frognano-ready-%d-2", os.Getppid()))
+	heldLock := filepath.Join(e.workDir, fmt.Sprintf("frognano-ready-%d-3", dead.Process.Pid))
+	writeFile(t, freeLock, ".lock", "")
+	writeFile(t, heldLock, ".lock", "")
+	long := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(freeLock, ".lock"), long, long)
+	os.Chtimes(filepath.Join(heldLock, ".lock"), long, long)
+	held, err := os.Open(filepath.Join(heldLock, ".lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
 	if got := e.ask("copy the notes"); got != "one\n" {
 		t.Fatalf("run 1 saw %q", got)
 	}
@@ -123,7 +141,14 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("the ready copy of a live server was removed: %v", err)
 	}
+	if _, err := os.Stat(freeLock); err == nil {
+		t.Error("a ready copy with a free lock was not removed")
+	}
+	if _, err := os.Stat(heldLock); err != nil {
+		t.Errorf("a ready copy whose lock is held was removed: %v", err)
+	}
 	os.RemoveAll(live)
+	os.RemoveAll(heldLock)
 	st := e.status()
 	if st.Workspace == nil || !st.Workspace.Watching || st.Workspace.Folders == 0 || st.Workspace.Branch != "main" {
 		t.Fatalf("after the first run the folder is watched: %+v", st.Workspace)
