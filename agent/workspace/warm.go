@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Warm keeps the next private copy of a folder ready, so that a run starts from it in
@@ -42,6 +43,10 @@ type Warm struct {
 	unwatched func() []string // folders the watcher skips, checked at every Take
 	made      int
 	closed    bool
+	// started is when the ready copy's making began: files modified since may differ from
+	// the copy even with the same size and time (the clock's tick is coarse), so a
+	// comparison copies them whatever their size and time say, as git does with racy files.
+	started time.Time
 }
 
 // maxDirty bounds the changed paths kept; beyond it the whole tree is checked instead.
@@ -172,7 +177,7 @@ func (w *Warm) startLocked() {
 	w.made++
 	dst := filepath.Join(w.parent, fmt.Sprintf("copy-%d", w.made))
 	done := make(chan struct{})
-	w.pending, w.err = done, nil
+	w.pending, w.err, w.started = done, nil, time.Now()
 	w.dirty, w.all = map[string]struct{}{}, !w.watched
 	go func() {
 		defer close(done)
@@ -223,7 +228,7 @@ func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace
 		return nil, ErrClosed
 	}
 	ws, err := w.spare, w.err
-	dirty, all := w.dirty, w.all
+	dirty, all, started := w.dirty, w.all, w.started
 	unwatchedOf := w.unwatched
 	if !w.watched {
 		unwatchedOf = nil
@@ -242,7 +247,8 @@ func (w *Warm) Take(ctx context.Context, overlays map[string][]byte) (*Workspace
 	if unwatchedOf != nil && !all {
 		unwatched = unwatchedOf() // not under w.mu: the watcher takes its own lock
 	}
-	if err := w.refresh(ctx, ws, dirty, all, unwatched); err != nil {
+	// A second of margin: file times may come from a clock a tick behind time.Now.
+	if err := w.refresh(ctx, ws, dirty, all, unwatched, started.Add(-time.Second)); err != nil {
 		ws.Remove()
 		return nil, fmt.Errorf("workspace: bringing the copy up to date: %w", err)
 	}
@@ -272,9 +278,9 @@ func (w *Warm) Close() error {
 }
 
 // refresh copies into ws what changed in the source since ws was copied.
-func (w *Warm) refresh(ctx context.Context, ws *Workspace, dirty map[string]struct{}, all bool, unwatched []string) error {
+func (w *Warm) refresh(ctx context.Context, ws *Workspace, dirty map[string]struct{}, all bool, unwatched []string, racy time.Time) error {
 	if all {
-		return syncTree(ctx, w.src, ws.Root, ".")
+		return syncTree(ctx, w.src, ws.Root, ".", racy)
 	}
 	paths := make([]string, 0, len(dirty)+len(unwatched))
 	for p := range dirty {
@@ -283,7 +289,7 @@ func (w *Warm) refresh(ctx context.Context, ws *Workspace, dirty map[string]stru
 	slices.Sort(paths) // parents before children
 	paths = append(paths, unwatched...)
 	for _, p := range paths {
-		if err := syncPath(ctx, w.src, ws.Root, filepath.FromSlash(p)); err != nil {
+		if err := syncPath(ctx, w.src, ws.Root, filepath.FromSlash(p), racy); err != nil {
 			return err
 		}
 	}
@@ -293,7 +299,7 @@ func (w *Warm) refresh(ctx context.Context, ws *Workspace, dirty map[string]stru
 // syncPath makes rel in the copy what it is in the source: gone, a link, a file, or a
 // folder (compared entry by entry). Paths through a .git folder are left alone: the
 // copy's own repository lives at its root, and the source's are never copied.
-func syncPath(ctx context.Context, src, dst, rel string) error {
+func syncPath(ctx context.Context, src, dst, rel string, racy time.Time) error {
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
 		if part == ".git" || part == ".." {
 			return nil
@@ -329,7 +335,7 @@ func syncPath(ctx context.Context, src, dst, rel string) error {
 		return err
 	}
 	if st.IsDir() {
-		return syncTree(ctx, src, dst, rel)
+		return syncTree(ctx, src, dst, rel, racy)
 	}
 	if err := os.MkdirAll(filepath.Dir(dp), 0o755); err != nil {
 		return err
@@ -379,8 +385,9 @@ func syncEntry(sp, dp string, st fs.FileInfo, force bool) error {
 }
 
 // syncTree makes the folder rel in the copy match the source's, comparing files by size,
-// mode and modification time (the copy keeps the source's times).
-func syncTree(ctx context.Context, src, dst, rel string) error {
+// mode and modification time (the copy keeps the source's times); files modified at racy or
+// later are copied whatever they look like.
+func syncTree(ctx context.Context, src, dst, rel string, racy time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -413,7 +420,7 @@ func syncTree(ctx context.Context, src, dst, rel string) error {
 		}
 		r := filepath.Join(rel, e.Name())
 		if e.IsDir() {
-			if err := syncTree(ctx, src, dst, r); err != nil {
+			if err := syncTree(ctx, src, dst, r, racy); err != nil {
 				return err
 			}
 			continue
@@ -425,7 +432,8 @@ func syncTree(ctx context.Context, src, dst, rel string) error {
 		if err != nil {
 			return err
 		}
-		if err := syncEntry(filepath.Join(src, r), filepath.Join(dst, r), info, false); err != nil {
+		racyFile := !info.ModTime().Before(racy)
+		if err := syncEntry(filepath.Join(src, r), filepath.Join(dst, r), info, racyFile); err != nil {
 			return err
 		}
 	}

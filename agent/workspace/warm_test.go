@@ -266,3 +266,22 @@ func TestWarmReplacedFolders(t *testing.T) {
 		t.Errorf("a in the copy: %q %v", l, err)
 	}
 }
+
+// A file rewritten with the same size within the clock tick of its copy looks unchanged by
+// size and time; files modified around the making of the copy are copied regardless.
+func TestWarmRacyFiles(t *testing.T) {
+	w, src := newWarm(t, map[string]string{"a.go": "one"})
+	take(t, w, nil) // the next copy is made now, right after a.go was written
+	p := filepath.Join(src, "a.go")
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, st.ModTime(), st.ModTime()) // the same tick
+	if b, _ := os.ReadFile(filepath.Join(take(t, w, nil).Root, "a.go")); string(b) != "two" {
+		t.Errorf("a same-size edit in the copy's tick was missed: %q", b)
+	}
+}
