@@ -99,6 +99,14 @@ func (w *Watcher) handleSync(ev fsnotify.Event) bool {
 	if !ev.Has(fsnotify.Create) {
 		return true
 	}
+	// An overflow handed over before this event may not be recorded yet: wait until it is,
+	// so that flush reports it instead of a batch that lacks the lost events.
+	reply := make(chan struct{})
+	select {
+	case w.drained <- reply:
+		<-reply
+	case <-w.ctx.Done():
+	}
 	w.flush()
 	for i, s := range b.waiting { // flush may have answered them all (overflow)
 		if s.marker == ev.Name {

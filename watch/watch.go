@@ -124,9 +124,11 @@ type Watcher struct {
 
 	gitCalls atomic.Int64
 
-	// Sync calls: requests reach the loop on syncs; barrier is the loop's own.
+	// Sync calls: requests reach the loop on syncs; barrier is the loop's own; drained asks
+	// the error drainer to catch up.
 	syncs   chan chan<- error
 	barrier barrier
+	drained chan chan struct{}
 
 	// mu guards writes to folders, unwatched and repo.dirs, which only the loop (or Start)
 	// makes, and reads from other goroutines (Stats, Unwatched); the loop reads unlocked.
@@ -181,6 +183,7 @@ func Start(ctx context.Context, root string, opts Options, onBatch func(Batch)) 
 		timer:     time.NewTimer(time.Hour),
 		poke:      make(chan struct{}, 1),
 		syncs:     make(chan chan<- error),
+		drained:   make(chan chan struct{}),
 		errs:      make(chan error, 16),
 		folders:   map[string]struct{}{},
 		unwatched: map[string]struct{}{},
@@ -263,9 +266,24 @@ func (w *Watcher) newFS() error {
 // drain receives fsnotify's errors in their own goroutine and never blocks: fsnotify sends
 // some errors while holding the lock that Add and Remove take, so a loop busy adding watches
 // must never be the one that receives them.
+//
+// A request on drained is answered once every error received before it is recorded: fsnotify
+// hands over an overflow before the events that follow it, so a Sync marker's event is only
+// trusted after asking (see handleSync).
 func (w *Watcher) drain(errs <-chan error) {
 	defer w.drains.Done()
-	for err := range errs {
+	for {
+		var err error
+		select {
+		case e, ok := <-errs:
+			if !ok {
+				return
+			}
+			err = e
+		case reply := <-w.drained:
+			close(reply)
+			continue
+		}
 		if errors.Is(err, fsnotify.ErrEventOverflow) {
 			w.lost.Store(true)
 			select {
