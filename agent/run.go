@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -82,7 +81,7 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	if !opts.KeepCopy {
 		defer ws.Remove()
 	}
-	runner, err := sandbox.NewRunner(ctx, sandbox.Options{Writable: goCaches()})
+	runner, err := sandbox.NewRunner(ctx, sandbox.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("agent: sandbox: %w", err)
 	}
@@ -424,29 +423,4 @@ func detectThinking(ctx context.Context, model Model, opts Options) (bool, error
 		return *opts.Think, nil
 	}
 	return caps["thinking"], nil
-}
-
-// goCaches are the Go toolchain's cache folders, writable from the sandbox so builds and
-// tests in the copy stay fast and offline.
-func goCaches() []string {
-	var dirs []string
-	if d := os.Getenv("GOCACHE"); d != "" {
-		dirs = append(dirs, d)
-	} else if c, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(c, "go-build"))
-	}
-	if d := os.Getenv("GOMODCACHE"); d != "" {
-		dirs = append(dirs, d)
-	} else if gp := os.Getenv("GOPATH"); gp != "" {
-		dirs = append(dirs, filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod"))
-	} else if h, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(h, "go", "pkg", "mod"))
-	}
-	var existing []string
-	for _, d := range dirs {
-		if os.MkdirAll(d, 0o755) == nil {
-			existing = append(existing, d)
-		}
-	}
-	return existing
 }

@@ -196,3 +196,40 @@ func TestTmpIsCapped(t *testing.T) {
 		t.Errorf("the default /tmp is %q KiB, want 2 GiB", o.Stdout)
 	}
 }
+
+// Commands build with a Go cache of their own: the user's build cache and module cache
+// are read-only to them, since the user's next build would trust what a command planted
+// there (a module's source, a compiled object, a cached test result).
+func TestGoCachesOfTheirOwn(t *testing.T) {
+	user := goEnvironmentCached(context.Background())
+	if user["GOCACHE"] == "" || user["GOMODCACHE"] == "" {
+		t.Skip("go is not installed")
+	}
+	own := filepath.Join(t.TempDir(), "go-build")
+	r, err := NewRunner(context.Background(), Options{Mode: ModeBwrap, GoCache: own})
+	if err != nil {
+		t.Skipf("bwrap: %v", err)
+	}
+	defer r.Close()
+	os.MkdirAll(user["GOMODCACHE"], 0o755)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/hello\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() { println(\"hello\") }\n"), 0o644)
+	cmd := fmt.Sprintf(`go env GOCACHE; go build -o /tmp/hello . && echo built
+touch '%s/frognano-probe' && echo WROTE-MODCACHE
+touch '%s/frognano-probe' && echo WROTE-USER-GOCACHE
+true`, user["GOMODCACHE"], user["GOCACHE"])
+	o, err := r.Run(context.Background(), Cmd{Dir: dir, Command: cmd, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(o.Stdout, own+"\n") || !strings.Contains(o.Stdout, "built") {
+		t.Errorf("GOCACHE must be the commands' own and builds must work: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+	if strings.Contains(o.Stdout, "WROTE") {
+		t.Errorf("a command wrote into the user's Go caches: %q", o.Stdout)
+	}
+	if entries, _ := os.ReadDir(own); len(entries) == 0 {
+		t.Error("the commands' own cache was not used")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,14 @@ type Options struct {
 	// Memory, where 0 means unlimited.
 	Limits *Limits
 	// Writable are directories commands may write to besides the copy and /tmp; nil means
-	// the Go build cache (so builds and tests stay fast), empty means none.
+	// GoCache only, empty means none.
 	Writable []string
+	// GoCache is the Go build cache the commands use (GOCACHE), kept across runs so that
+	// builds and tests stay fast. It is theirs alone: the user's own cache, like the module
+	// cache, stays read-only to them, since what a command writes there would be trusted by
+	// the user's next build outside the sandbox. Default: sandbox-go-build in frognano's
+	// cache folder ($FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano).
+	GoCache string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.
 	Mode Mode
@@ -60,10 +67,18 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.Limits != nil {
 		r.limits = opts.Limits.withDefaults()
 	}
-	goEnv := goEnvironmentCached(ctx)
+	goEnv := maps.Clone(goEnvironmentCached(ctx))
+	if goEnv == nil {
+		goEnv = map[string]string{}
+	}
+	goCache := opts.GoCache
+	if goCache == "" {
+		goCache = filepath.Join(frognanoCache(), "sandbox-go-build")
+	}
+	goEnv["GOCACHE"] = goCache
 	writable := opts.Writable
-	if writable == nil && goEnv["GOCACHE"] != "" && goEnv["GOCACHE"] != "off" {
-		writable = []string{goEnv["GOCACHE"]}
+	if writable == nil {
+		writable = []string{goCache}
 	}
 	for _, w := range writable {
 		// Caches may not exist yet on a fresh machine; bwrap can only bind what does.
@@ -181,4 +196,19 @@ func bwrapPrefix(prefix []string, tmp int64) []string {
 		out[n-3] = strconv.FormatInt(tmp, 10)
 	}
 	return out
+}
+
+// frognanoCache is frognano's cache folder, as ollama.CacheDir finds it (which this
+// package cannot import).
+func frognanoCache() string {
+	if d := os.Getenv("FROGNANO_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "frognano")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "frognano")
+	}
+	return filepath.Join(os.TempDir(), "frognano-cache")
 }
