@@ -195,6 +195,11 @@ func TestTmpIsCapped(t *testing.T) {
 	if o := run(t, newRunner(t, ModeBwrap, nil), `df -k --output=size /tmp | tail -1`, 30*time.Second); strings.TrimSpace(o.Stdout) != "2097152" {
 		t.Errorf("the default /tmp is %q KiB, want 2 GiB", o.Stdout)
 	}
+	// /dev/shm likewise, and /dev itself is read-only while its devices work.
+	o = run(t, r, `head -c 40M /dev/zero > /dev/shm/big; echo "shm: $?"; echo x > /dev/new; echo "dev: $?"; echo ok > /dev/null && echo null-ok`, 30*time.Second)
+	if !strings.Contains(o.Stdout, "shm: 1") || !strings.Contains(o.Stdout, "dev: 1") || !strings.Contains(o.Stdout, "null-ok") {
+		t.Errorf("/dev/shm must be capped and /dev read-only: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
 }
 
 // Commands build with a Go cache of their own: the user's build cache and module cache

@@ -135,8 +135,13 @@ func probe(ctx context.Context, m Mode) ([]string, error) {
 	case ModeBwrap:
 		// The private /tmp comes last so that its size can be set per runner (bwrapPrefix);
 		// --size needs bubblewrap 0.5 or later, older ones run with an uncapped /tmp.
+		// /dev/shm is a tmpfs of its own too (bwrap's is the machine's, writable and half of
+		// memory), and /dev is then read-only.
 		f := bwrapFlags()
-		candidates = [][]string{append(slices.Clip(f), "--size", "1048576", "--tmpfs", "/tmp"), append(slices.Clip(f), "--tmpfs", "/tmp")}
+		candidates = [][]string{
+			append(slices.Clip(f), "--size", "1048576", "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--size", "1048576", "--tmpfs", "/tmp"),
+			append(slices.Clip(f), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--tmpfs", "/tmp"),
+		}
 	case ModeUnshare:
 		// As root no user namespace is needed; otherwise map ourselves to root inside one.
 		base := []string{"unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"}

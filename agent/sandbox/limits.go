@@ -17,8 +17,8 @@ type Limits struct {
 	// Output is how many bytes of stdout, and of stderr, are kept; the rest is counted and
 	// dropped. Whatever the cap, a command that prints more than 64 MiB in all is killed.
 	Output int
-	// Tmp is the size of the command's private /tmp (a tmpfs, in memory) under bubblewrap
-	// 0.5+, shared by its processes.
+	// Tmp is the size of the command's private /tmp, and of its /dev/shm, each a tmpfs in
+	// memory (under bubblewrap 0.5+), shared by its processes.
 	Tmp int64
 }
 

@@ -188,12 +188,14 @@ func realDir(p string) (string, error) {
 	return abs, nil
 }
 
-// bwrapPrefix is the probed bubblewrap prefix with the private /tmp's size set to tmp, when
-// this bubblewrap can cap it (the prefix then ends with --size N --tmpfs /tmp).
+// bwrapPrefix is the probed bubblewrap prefix with the sizes of the private /tmp and
+// /dev/shm set to tmp, when this bubblewrap can cap them (--size N before each --tmpfs).
 func bwrapPrefix(prefix []string, tmp int64) []string {
 	out := slices.Clone(prefix)
-	if n := len(out); n >= 4 && out[n-4] == "--size" {
-		out[n-3] = strconv.FormatInt(tmp, 10)
+	for i := 2; i < len(out); i++ {
+		if out[i-1] == "--tmpfs" && i >= 3 && out[i-3] == "--size" {
+			out[i-2] = strconv.FormatInt(tmp, 10)
+		}
 	}
 	return out
 }
