@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
@@ -50,36 +48,6 @@ func benchBinary(b *testing.B) (bin, root, cache string) {
 		}
 	}
 	return bin, root, b.TempDir()
-}
-
-// launchLSP starts `frognano lsp` and connects the fake editor to it, like startLSP (which
-// needs a *testing.T), but leaves stopping it to the caller: a benchmark starts many.
-func launchLSP(tb testing.TB, bin, root, cache string) (*lspProcess, error) {
-	logPath := filepath.Join(cache, "lsp.log")
-	cmd := exec.Command(bin, "lsp", "--log", logPath)
-	cmd.Env = append(passthroughEnv(), "OLLAMA_HOST=127.0.0.1:1", "FROGNANO_CACHE="+cache)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	p := &lspProcess{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{}), log: logPath}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
-	e := &editor{t: tb, root: root, buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
-	conn, server := dialServer(context.Background(), &client{e: e}, jsonrpc2.NewHeaderStream(procConn{r: stdout, w: stdin}))
-	e.conn, e.server = conn, server
-	p.editor = e
-	return p, nil
 }
 
 // initializeLSP sends initialize with the workspace folder and a client like VS Code.
@@ -134,7 +102,7 @@ func BenchmarkColdStart(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		p, err := launchLSP(b, bin, root, cache)
+		p, err := launchLSP(b, bin, root, filepath.Join(cache, "lsp.log"), "OLLAMA_HOST=127.0.0.1:1", "FROGNANO_CACHE="+cache)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -167,7 +135,7 @@ func BenchmarkIdleMemory1000Docs(b *testing.B) {
 	docs := benchDocuments(1000)
 	var rss, base, peak float64
 	for b.Loop() {
-		p, err := launchLSP(b, bin, root, cache)
+		p, err := launchLSP(b, bin, root, filepath.Join(cache, "lsp.log"), "OLLAMA_HOST=127.0.0.1:1", "FROGNANO_CACHE="+cache)
 		if err != nil {
 			b.Fatal(err)
 		}

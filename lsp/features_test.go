@@ -320,10 +320,7 @@ func TestStatusRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEditor(t, sampleWorkspace, tc.cfg, capsFull(), nil)
-			var st Status
-			if _, err := e.conn.Call(context.Background(), MethodStatus, map[string]any{}, &st); err != nil {
-				t.Fatal(err)
-			}
+			st := e.status()
 			if !tc.check(st) {
 				t.Errorf("status %+v", st)
 			}

@@ -61,32 +61,12 @@ func startLSP(t *testing.T, bin, files string, env ...string) *lspProcess {
 		}
 	}
 	logPath := filepath.Join(t.TempDir(), "lsp.log")
-	cmd := exec.Command(bin, "lsp", "--log", logPath)
-	cmd.Env = append(passthroughEnv(), env...)
-	stdin, err := cmd.StdinPipe()
+	p, err := launchLSP(t, bin, root, logPath, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &lspProcess{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{}), log: logPath}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
-	e := &editor{t: t, root: root, buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
-	ctx, cancel := context.WithCancel(context.Background())
-	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(procConn{r: stdout, w: stdin}))
-	e.conn, e.server = conn, server
-	p.editor = e
+	cmd, conn := p.cmd, p.conn
 	t.Cleanup(func() {
-		cancel()
 		conn.Close()
 		select {
 		case <-p.exited:
@@ -102,6 +82,36 @@ func startLSP(t *testing.T, bin, files string, env ...string) *lspProcess {
 		}
 	})
 	return p
+}
+
+// launchLSP starts `frognano lsp` on root (log in logPath, env added to passthroughEnv) and
+// connects the fake editor to it; stopping it is the caller's (startLSP leaves it to the
+// test's cleanup, benchmarks start many).
+func launchLSP(tb testing.TB, bin, root, logPath string, env ...string) (*lspProcess, error) {
+	cmd := exec.Command(bin, "lsp", "--log", logPath)
+	cmd.Env = append(passthroughEnv(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &lspProcess{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{}), log: logPath}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+	e := &editor{t: tb, root: root, buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
+	conn, server := dialServer(context.Background(), &client{e: e}, jsonrpc2.NewHeaderStream(procConn{r: stdout, w: stdin}))
+	e.conn, e.server = conn, server
+	p.editor = e
+	return p, nil
 }
 
 // passthroughEnv is what the server needs from the test's environment: the user's home

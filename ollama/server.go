@@ -18,6 +18,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/frognano/frognano/internal/cachedir"
 	"github.com/frognano/frognano/internal/procgroup"
 )
 
@@ -29,19 +30,7 @@ var ErrNoBinary = errors.New("no ollama binary: set OLLAMA_BIN, run scripts/buil
 
 // CacheDir is where frognano keeps what it builds or downloads outside the repository:
 // $FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano.
-func CacheDir() string {
-	if d := os.Getenv("FROGNANO_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "frognano")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "frognano-cache")
-	}
-	return filepath.Join(home, ".cache", "frognano")
-}
+func CacheDir() string { return cachedir.Dir() }
 
 // FindBinary returns the Ollama server binary to run: $OLLAMA_BIN, else the one
 // scripts/build-ollama.sh left in the cache, else `ollama` on PATH.

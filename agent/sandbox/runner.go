@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/frognano/frognano/internal/cachedir"
 )
 
 // Options configure a Runner.
@@ -73,7 +75,7 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	goCache := opts.GoCache
 	if goCache == "" {
-		goCache = filepath.Join(frognanoCache(), "sandbox-go-build")
+		goCache = filepath.Join(cachedir.Dir(), "sandbox-go-build")
 	}
 	goEnv["GOCACHE"] = goCache
 	writable := opts.Writable
@@ -198,19 +200,4 @@ func bwrapPrefix(prefix []string, tmp int64) []string {
 		}
 	}
 	return out
-}
-
-// frognanoCache is frognano's cache folder, as ollama.CacheDir finds it (which this
-// package cannot import).
-func frognanoCache() string {
-	if d := os.Getenv("FROGNANO_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "frognano")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".cache", "frognano")
-	}
-	return filepath.Join(os.TempDir(), "frognano-cache")
 }
