@@ -1,11 +1,8 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -22,6 +19,9 @@ const (
 // FileChange is one changed file, relative to the workspace, with the hash of the base
 // content the agent started from so the editor side can detect that the user's file moved
 // on meanwhile instead of overwriting it.
+//
+// A symbolic link is reported as a link: its Content (or Base) is the link's target as
+// text, never what it points to, and Mode (or BaseMode) is ModeLink.
 type FileChange struct {
 	Kind ChangeKind `json:"kind"`
 	Path string     `json:"path"`
@@ -31,8 +31,33 @@ type FileChange struct {
 	BaseHash string `json:"base_hash,omitempty"`
 	// Content is the new content; nil for Deleted.
 	Content []byte `json:"content,omitempty"`
+	// Mode is git's mode of the new content (ModeFile, ModeExec or ModeLink); empty for
+	// Deleted.
+	Mode string `json:"mode,omitempty"`
+	// BaseMode is git's mode of the base; empty for Created.
+	BaseMode string `json:"base_mode,omitempty"`
 	// Base is the base content; nil for Created.
 	Base []byte `json:"-"`
+}
+
+// Git's modes of the entries a change can hold.
+const (
+	ModeFile = "100644"
+	ModeExec = "100755"
+	ModeLink = "120000"
+	modeRepo = "160000" // a nested repository (gitlink)
+)
+
+// IsLink reports whether the change leaves a symbolic link (Content is its target).
+func (f FileChange) IsLink() bool { return f.Mode == ModeLink }
+
+// BaseIsLink reports whether the base was a symbolic link (Base is its target).
+func (f FileChange) BaseIsLink() bool { return f.BaseMode == ModeLink }
+
+// Skipped is a change in the copy that is neither shown nor applied, with why.
+type Skipped struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
 }
 
 // Changes is the agent's result on the workspace.
@@ -40,11 +65,17 @@ type Changes struct {
 	// Diff is `git diff` of the copy against its base: what the FrogNano harness reports.
 	Diff  string       `json:"diff"`
 	Files []FileChange `json:"files"`
+	// Skipped are changes left out, such as a nested git repository the agent made.
+	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
 // Changes computes what differs between the copy now and its base, the way the model's
-// training harness did (`git add -A && git diff --cached`), with renames detected.
+// training harness did (`git add -A && git diff --cached`), with renames detected. Contents
+// come from what git recorded, so no link in the copy is ever followed.
 func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
+	if err := w.checkSeal(); err != nil {
+		return nil, err
+	}
 	if _, err := w.git(ctx, "add", "-A"); err != nil {
 		return nil, err
 	}
@@ -52,130 +83,93 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 	if err != nil {
 		return nil, err
 	}
-	status, err := w.git(ctx, "diff", "--cached", "-M", "--name-status", "-z", w.base)
+	raw, err := w.git(ctx, "diff", "--cached", "-M", "--raw", "--no-abbrev", "-z", w.base)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := parseRaw(raw)
 	if err != nil {
 		return nil, err
 	}
 	c := &Changes{Diff: string(diff)}
-	fields := strings.Split(strings.TrimSuffix(string(status), "\x00"), "\x00")
-	for i := 0; i < len(fields) && fields[i] != ""; {
-		code := fields[i]
-		fc := FileChange{}
-		switch code[0] {
+	var ids []string
+	for _, e := range entries {
+		if e.oldMode == modeRepo || e.newMode == modeRepo {
+			c.Skipped = append(c.Skipped, Skipped{Path: e.path, Why: "a nested git repository: not shown, not applied"})
+			continue
+		}
+		fc := FileChange{Path: e.path}
+		switch e.status {
 		case 'R':
-			if i+2 >= len(fields) {
-				return nil, fmt.Errorf("workspace: short rename record in git status")
-			}
-			fc.Kind, fc.OldPath, fc.Path = Renamed, fields[i+1], fields[i+2]
-			i += 3
+			fc.Kind, fc.OldPath = Renamed, e.oldPath
 		case 'A':
-			fc.Kind, fc.Path = Created, fields[i+1]
-			i += 2
+			fc.Kind = Created
 		case 'D':
-			fc.Kind, fc.Path = Deleted, fields[i+1]
-			i += 2
-		default: // M, T (type change)
-			fc.Kind, fc.Path = Modified, fields[i+1]
-			i += 2
+			fc.Kind = Deleted
+		default: // M, T (a type change: file to link or back)
+			fc.Kind = Modified
 		}
 		if fc.Kind != Created {
-			basePath := fc.Path
-			if fc.Kind == Renamed {
-				basePath = fc.OldPath
-			}
-			base, err := w.git(ctx, "cat-file", "blob", w.base+":"+basePath)
-			if err != nil {
-				return nil, err
-			}
-			fc.Base, fc.BaseHash = base, Hash(base)
+			fc.BaseMode = e.oldMode
+			ids = append(ids, e.oldID)
 		}
 		if fc.Kind != Deleted {
-			b, err := os.ReadFile(filepath.Join(w.Root, filepath.FromSlash(fc.Path)))
-			if err != nil {
-				return nil, err
-			}
-			fc.Content = b
+			fc.Mode = e.newMode
+			ids = append(ids, e.newID)
 		}
 		c.Files = append(c.Files, fc)
+	}
+	blobs, err := w.readBlobs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for i := range c.Files {
+		f := &c.Files[i]
+		if f.Kind != Created {
+			f.Base = blobs[ids[k]]
+			f.BaseHash = Hash(f.Base)
+			k++
+		}
+		if f.Kind != Deleted {
+			f.Content = blobs[ids[k]]
+			if f.Content == nil {
+				f.Content = []byte{}
+			}
+			k++
+		}
 	}
 	return c, nil
 }
 
-// Apply writes changes into dir (normally the user's folder), but only if every file there
-// still has the base content the agent saw; otherwise nothing is written and the error
-// names the files that moved on. Used by `frognano agent --apply`.
-func Apply(dir string, c *Changes) error {
-	var conflicts []string
-	for _, f := range c.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		switch f.Kind {
-		case Created:
-			if _, err := os.Lstat(p); err == nil {
-				conflicts = append(conflicts, f.Path+" (now exists)")
-			}
-			continue
-		case Renamed:
-			if _, err := os.Lstat(p); err == nil {
-				conflicts = append(conflicts, f.Path+" (rename target now exists)")
-			}
-			p = filepath.Join(dir, filepath.FromSlash(f.OldPath))
-		}
-		cur, err := os.ReadFile(p)
-		if err != nil || !bytes.Equal(cur, f.Base) {
-			conflicts = append(conflicts, f.Path+" (changed since the agent started)")
-		}
-	}
-	if len(conflicts) > 0 {
-		return fmt.Errorf("not applied, files changed meanwhile: %s", strings.Join(conflicts, ", "))
-	}
-	for _, f := range c.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		var err error
-		switch f.Kind {
-		case Deleted:
-			err = os.Remove(p)
-		case Renamed:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				if err = os.Rename(filepath.Join(dir, filepath.FromSlash(f.OldPath)), p); err == nil {
-					err = writeAtomic(p, f.Content)
-				}
-			}
-		default:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = writeAtomic(p, f.Content)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("applying %s: %w", f.Path, err)
-		}
-	}
-	return nil
+// rawEntry is one record of `git diff --raw -z`.
+type rawEntry struct {
+	oldMode, newMode string
+	oldID, newID     string
+	status           byte
+	oldPath, path    string
 }
 
-// writeAtomic replaces p with content through a temporary file and a rename, keeping p's
-// permission bits, so a crash never leaves a half-written file.
-func writeAtomic(p string, content []byte) error {
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(p); err == nil {
-		mode = st.Mode().Perm()
+// parseRaw parses `git diff --raw -z --no-abbrev`: ":old new oldid newid STATUS\0path\0"
+// with a second path for renames and copies.
+func parseRaw(raw []byte) ([]rawEntry, error) {
+	fields := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	var out []rawEntry
+	for i := 0; i < len(fields) && fields[i] != ""; {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) != 5 || i+1 >= len(fields) {
+			return nil, fmt.Errorf("workspace: unexpected git diff record %q", fields[i])
+		}
+		e := rawEntry{oldMode: meta[0], newMode: meta[1], oldID: meta[2], newID: meta[3], status: meta[4][0], path: fields[i+1]}
+		i += 2
+		if e.status == 'R' || e.status == 'C' {
+			if i >= len(fields) {
+				return nil, fmt.Errorf("workspace: short rename record in git diff")
+			}
+			e.oldPath, e.path = e.path, fields[i]
+			i++
+		}
+		out = append(out, e)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".frognano-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return out, nil
 }

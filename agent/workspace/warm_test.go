@@ -202,8 +202,8 @@ func TestWarmCloseAndCancel(t *testing.T) {
 	for _, e := range left {
 		names = append(names, e.Name())
 	}
-	if len(left) != 1 || filepath.Join(w.parent, left[0].Name()) != taken.Root {
-		t.Errorf("after Close only the taken copy may remain: %v", names)
+	if len(left) != 2 || filepath.Join(w.parent, left[0].Name()) != taken.Root || filepath.Join(w.parent, left[1].Name()) != taken.gitDir {
+		t.Errorf("after Close only the taken copy and its repository may remain: %v", names)
 	}
 	if _, err := NewWarm(w.src, filepath.Join(w.src, "inside")); err == nil || !strings.Contains(err.Error(), "contain") {
 		t.Errorf("copies inside the folder: %v", err)

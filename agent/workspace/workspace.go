@@ -6,7 +6,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +14,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,6 +28,11 @@ type Workspace struct {
 	// base is the commit holding the copy as the agent first saw it (overlays included); the
 	// agent may commit or check out in its copy, so diffs are always taken against this.
 	base string
+	// gitDir is frognano's own repository of the copy (see privategit.go): beside Root,
+	// never inside it, so that nothing the agent runs can configure the git frognano runs.
+	gitDir string
+	// sealed are the hashes of gitDir's configuration files as frognano wrote them.
+	sealed map[string]string
 }
 
 // Prepare copies src into dst (which must not exist or be empty), lays overlays (relative
@@ -58,8 +61,8 @@ func Prepare(ctx context.Context, src, dst string, overlays map[string][]byte) (
 	if err := copyTree(ctx, src, root); err != nil {
 		return nil, fmt.Errorf("workspace: copying %s: %w", src, err)
 	}
-	w := &Workspace{Root: root, Source: src}
-	if _, err := w.git(ctx, "init", "-q"); err != nil {
+	w := &Workspace{Root: root, Source: src, gitDir: root + gitDirSuffix}
+	if err := w.initGit(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.commitBase(ctx, overlays); err != nil {
@@ -96,11 +99,17 @@ func (w *Workspace) commitBase(ctx context.Context, overlays map[string][]byte) 
 		return err
 	}
 	w.base = strings.TrimSpace(string(head))
-	return nil
+	return w.seedAgentRepo(ctx)
 }
 
-// Remove deletes the copy.
-func (w *Workspace) Remove() error { return os.RemoveAll(w.Root) }
+// Remove deletes the copy and frognano's repository of it.
+func (w *Workspace) Remove() error {
+	err := os.RemoveAll(w.Root)
+	if gerr := os.RemoveAll(w.gitDir); err == nil {
+		err = gerr
+	}
+	return err
+}
 
 // ErrOutside is returned for a path that leaves the private copy.
 var ErrOutside = errors.New("path is outside the workspace")
@@ -160,27 +169,6 @@ func rel(root, p string) string {
 // within reports whether p is root or below it.
 func within(root, p string) bool {
 	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
-}
-
-// git runs git in the copy, isolated from the user's and the system's git configuration
-// (a global commit.gpgsign or hooksPath must not break or leak into the agent's repository).
-func (w *Workspace) git(ctx context.Context, args ...string) ([]byte, error) {
-	// gc.auto and maintenance.auto off: committing a large copy would otherwise start a
-	// detached `git gc` that repacks the copy during the episode and races its removal.
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", w.Root, "-c", "core.autocrlf=false", "-c", "core.quotepath=false",
-		"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=frognano", "GIT_AUTHOR_EMAIL=agent@frognano.invalid",
-		"GIT_COMMITTER_NAME=frognano", "GIT_COMMITTER_EMAIL=agent@frognano.invalid",
-	)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }
 
 // copyTree copies regular files, folders and symlinks (as links) from src to dst,

@@ -1,0 +1,274 @@
+package workspace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Apply writes changes into dir (normally the user's folder), but only if every file there
+// still has the base content the agent saw; otherwise nothing is written and the error
+// names the files that moved on. Used by `frognano agent --apply`.
+//
+// The changes are the model's work and are checked as hostile input before anything is
+// written: every path must be a plain relative path outside any .git folder; nothing is
+// written through a symbolic link or a file standing where a folder is needed in dir (the
+// link would carry the write elsewhere), unless the same change set removes it first; and a
+// symbolic link is made only when its target stays inside dir (see LinkInside). A committed
+// link is compared as a link, by its target.
+func Apply(dir string, c *Changes) error {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := CheckApply(root, c); err != nil {
+		return err
+	}
+	// Removals first: a change may put a folder where a file or link was.
+	for _, f := range c.Files {
+		switch f.Kind {
+		case Deleted:
+			err = os.Remove(filepath.Join(root, filepath.FromSlash(f.Path)))
+		case Renamed:
+			err = os.Remove(filepath.Join(root, filepath.FromSlash(f.OldPath)))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("applying %s: %w", f.Path, err)
+		}
+	}
+	for _, f := range c.Files {
+		if f.Kind == Deleted {
+			continue
+		}
+		if err := writeChange(root, f); err != nil {
+			return fmt.Errorf("applying %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// CheckApply reports, without writing anything, why c cannot be applied to the folder root
+// (absolute): paths that are not plain, links pointing outside, something in the way, or
+// files that changed since the agent started. Nil means Apply would go ahead.
+func CheckApply(root string, c *Changes) error {
+	removed := map[string]bool{}
+	for _, f := range c.Files {
+		switch f.Kind {
+		case Deleted:
+			removed[f.Path] = true
+		case Renamed:
+			removed[f.OldPath] = true
+		}
+	}
+	var refused, conflicts []string
+	for _, f := range c.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p == "" {
+				continue
+			}
+			if err := checkRel(p); err != nil {
+				refused = append(refused, err.Error())
+			} else if err := checkParents(root, p, removed); err != nil {
+				refused = append(refused, err.Error())
+			}
+		}
+		if f.IsLink() && !LinkInside(f.Path, string(f.Content)) {
+			refused = append(refused, fmt.Sprintf("%s: a symbolic link to %s, outside the folder", f.Path, f.Content))
+		}
+		p := filepath.Join(root, filepath.FromSlash(f.Path))
+		switch f.Kind {
+		case Created:
+			if _, err := os.Lstat(p); err == nil && !removed[f.Path] {
+				conflicts = append(conflicts, f.Path+" (now exists)")
+			}
+			continue
+		case Renamed:
+			if _, err := os.Lstat(p); err == nil && !removed[f.Path] {
+				conflicts = append(conflicts, f.Path+" (rename target now exists)")
+			}
+			p = filepath.Join(root, filepath.FromSlash(f.OldPath))
+		}
+		if !sameAsBase(p, f) {
+			conflicts = append(conflicts, f.Path+" (changed since the agent started)")
+		}
+	}
+	var msgs []string
+	if len(refused) > 0 {
+		msgs = append(msgs, "refused: "+strings.Join(refused, "; "))
+	}
+	if len(conflicts) > 0 {
+		msgs = append(msgs, "files changed meanwhile: "+strings.Join(conflicts, ", "))
+	}
+	if len(msgs) > 0 {
+		return errors.New("not applied, " + strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// sameAsBase reports whether p holds f's base: the same link target for a link, the same
+// bytes in a regular file otherwise (a link where a file was is a change).
+func sameAsBase(p string, f FileChange) bool {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if f.BaseIsLink() {
+		target, err := os.Readlink(p)
+		return err == nil && target == string(f.Base)
+	}
+	if !st.Mode().IsRegular() {
+		return false
+	}
+	cur, err := os.ReadFile(p)
+	return err == nil && bytes.Equal(cur, f.Base)
+}
+
+// checkRel refuses a path that is not plain: absolute, unclean, leaving through "..", or in
+// a .git folder (git itself never records those; a forged change set might).
+func checkRel(rel string) error {
+	if rel == "" || path.IsAbs(rel) || path.Clean(rel) != rel || rel == "." {
+		return fmt.Errorf("%q is not a plain relative path", rel)
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".." || strings.EqualFold(part, ".git") {
+			return fmt.Errorf("%q leaves the folder or enters a .git folder", rel)
+		}
+	}
+	return nil
+}
+
+// checkParents refuses rel when a folder on its way in root is a symbolic link or not a
+// folder, unless the change set removes that entry first.
+func checkParents(root, rel string, removed map[string]bool) error {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		prefix := strings.Join(parts[:i], "/")
+		st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(prefix)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || removed[prefix]:
+			return nil // nothing further down exists either
+		case err != nil:
+			return err
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s: %s is a symbolic link in your folder; not writing through it", rel, prefix)
+		case !st.IsDir():
+			return fmt.Errorf("%s: %s is a file in your folder", rel, prefix)
+		}
+	}
+	return nil
+}
+
+// LinkInside reports whether a symbolic link at rel (a plain relative path) with target
+// stays inside the folder: the target is relative, and its ".." come first and climb no
+// higher than the link's own folder, whose parents are real folders (checkParents). A ".."
+// after a name is refused: it would climb out of whatever that name is, a link included.
+func LinkInside(rel, target string) bool {
+	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return false
+	}
+	depth := strings.Count(rel, "/")
+	named := false
+	for _, part := range strings.Split(target, "/") {
+		switch {
+		case part == "" || part == ".":
+		case part == "..":
+			if named || depth == 0 {
+				return false
+			}
+			depth--
+		case strings.EqualFold(part, ".git"):
+			return false
+		default:
+			named = true
+		}
+	}
+	return true
+}
+
+// writeChange writes one created, modified or renamed entry, making its folders one by one
+// without following links.
+func writeChange(root string, f FileChange) error {
+	parts := strings.Split(f.Path, "/")
+	dir := root
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s is not a folder", dir)
+		}
+	}
+	p := filepath.Join(root, filepath.FromSlash(f.Path))
+	if f.IsLink() {
+		return linkAtomic(p, string(f.Content))
+	}
+	return writeAtomic(p, f.Content, fileMode(p, f.Mode))
+}
+
+// fileMode is the permission for the new content of p: the current one, with the
+// executable bits git records (ModeExec or not) set or cleared.
+func fileMode(p, mode string) os.FileMode {
+	perm := os.FileMode(0o644)
+	if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+		perm = st.Mode().Perm()
+	}
+	if mode == ModeExec {
+		if perm&0o111 == 0 {
+			perm |= (perm & 0o444) >> 2
+		}
+	} else {
+		perm &^= 0o111
+	}
+	return perm
+}
+
+// writeAtomic replaces p with content through a temporary file and a rename, so a crash
+// never leaves a half-written file; a link at p is replaced, never followed.
+func writeAtomic(p string, content []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".frognano-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// linkAtomic makes p a symbolic link to target, replacing what is there in one rename.
+func linkAtomic(p, target string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".frognano-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	tmp.Close()
+	if err := os.Remove(name); err != nil {
+		return err
+	}
+	if err := os.Symlink(target, name); err != nil {
+		return err
+	}
+	if err := os.Rename(name, p); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
