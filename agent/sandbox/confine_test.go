@@ -24,7 +24,7 @@ func testWritesConfined(t *testing.T, m Mode) {
 	outside, extra := varTmpDir(t), varTmpDir(t)
 	r, err := NewRunner(context.Background(), Options{Mode: m, Writable: []string{extra}})
 	if err != nil {
-		t.Skipf("mode %s is not available here: %v", m, err)
+		skipOrFail(t, m, err)
 	}
 	defer r.Close()
 	if !r.Isolation().WriteConfined {
@@ -213,7 +213,7 @@ func TestGoCachesOfTheirOwn(t *testing.T) {
 	own := filepath.Join(t.TempDir(), "go-build")
 	r, err := NewRunner(context.Background(), Options{Mode: ModeBwrap, GoCache: own})
 	if err != nil {
-		t.Skipf("bwrap: %v", err)
+		skipOrFail(t, ModeBwrap, err)
 	}
 	defer r.Close()
 	os.MkdirAll(user["GOMODCACHE"], 0o755)
@@ -236,5 +236,38 @@ true`, user["GOMODCACHE"], user["GOCACHE"])
 	}
 	if entries, _ := os.ReadDir(own); len(entries) == 0 {
 		t.Error("the commands' own cache was not used")
+	}
+}
+
+// Options.ReadOnly brings paths back read-only, even under the private /tmp; a missing one
+// is an error at the start.
+func TestReadOnlyPaths(t *testing.T) {
+	objects := t.TempDir() // under /tmp, which is the sandbox's own tmpfs otherwise
+	file := filepath.Join(objects, "pack")
+	single := filepath.Join(t.TempDir(), "HEAD")
+	if err := os.WriteFile(single, []byte("ref: main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range allModes {
+		t.Run(string(m), func(t *testing.T) {
+			if err := os.WriteFile(file, []byte("objects here\n"), 0o644); err != nil { // unshare's writes are not confined
+				t.Fatal(err)
+			}
+			r, err := NewRunner(context.Background(), Options{Mode: m, ReadOnly: []string{objects, single}})
+			if err != nil {
+				skipOrFail(t, m, err)
+			}
+			defer r.Close()
+			o := run(t, r, fmt.Sprintf(`cat %s %s; echo x > %s/new; echo "write=$?"; echo x >> %s; echo "append=$?"`, file, single, objects, file), 10*time.Second)
+			if !strings.Contains(o.Stdout, "objects here\nref: main\n") {
+				t.Errorf("the read-only paths are not readable: stdout %q stderr %q", o.Stdout, o.Stderr)
+			}
+			if r.Isolation().WriteConfined && (!strings.Contains(o.Stdout, "write=1") || !strings.Contains(o.Stdout, "append=1")) {
+				t.Errorf("the read-only paths are writable: stdout %q stderr %q", o.Stdout, o.Stderr)
+			}
+		})
+	}
+	if _, err := NewRunner(context.Background(), Options{ReadOnly: []string{filepath.Join(objects, "missing")}}); err == nil {
+		t.Error("a missing read-only path must be an error")
 	}
 }

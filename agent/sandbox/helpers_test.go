@@ -19,7 +19,7 @@ func newRunner(t testing.TB, mode Mode, limits *Limits) *Runner {
 	r, err := NewRunner(context.Background(), Options{Mode: mode, Limits: limits})
 	if err != nil {
 		if mode != "" {
-			t.Skipf("mode %s is not available here: %v", mode, err)
+			skipOrFail(t, mode, err)
 		}
 		t.Fatal(err)
 	}
@@ -75,4 +75,15 @@ func withArg(arg string) []int {
 		}
 	}
 	return pids
+}
+
+// skipOrFail skips t because mode m does not work here (err), except bubblewrap under CI
+// (CI set, as CI services do): a CI machine without user namespaces must not pass with no
+// confinement tested. unshare and none may legitimately be missing.
+func skipOrFail(t testing.TB, m Mode, err error) {
+	t.Helper()
+	if (m == ModeBwrap || m == "") && os.Getenv("CI") != "" {
+		t.Fatalf("CI is set, and mode %s does not work here: %v", m, err)
+	}
+	t.Skipf("mode %s is not available here: %v", m, err)
 }

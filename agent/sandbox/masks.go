@@ -17,47 +17,71 @@ import (
 // a writable bind brings it back.
 var bwrapPrivate = []string{"/tmp", "/dev", "/proc"}
 
-// bwrapMounts are bwrap's arguments for the writable binds and the masks: an empty tmpfs over
-// a directory, the empty file empty over anything else. bwrap mounts in order, so each mount
-// must come after every mount above it: a mask inside a writable directory after that
-// directory's bind (which brings the machine's files back), a writable directory inside a
-// masked one after the mask (bwrap then makes the mount point in the empty tmpfs). Sorting by
-// depth does both. The masked directories become read-only last, once the mount points in
-// them exist. A mask that is a writable directory gives way to it; one inside another mask,
-// or in bwrapPrivate and not in a writable directory, has nothing to hide.
-func bwrapMounts(binds []string, masks []mask, empty string) []string {
+// bind is one mount of bwrap mode that brings something back: the machine's src (a directory,
+// or a file when read-only) at path, writable or read-only, or a symlink to src when link.
+type bind struct {
+	path, src string
+	ro, link  bool
+}
+
+// rw is a writable directory bound at its own path.
+func rw(p string) bind { return bind{path: p, src: p} }
+
+// bwrapMounts are bwrap's arguments for the binds and the masks: an empty tmpfs over a
+// directory, the empty file empty over anything else. bwrap mounts in order, so each mount
+// must come after every mount above it: a mask inside a bound directory after that
+// directory's bind (which brings the machine's files back), a bind inside a masked directory
+// after the mask (bwrap then makes the mount point in the empty tmpfs). Sorting by depth does
+// both. The masked directories become read-only last, once the mount points in them exist. A
+// mask that is a bound path gives way to it, and a read-only bind to a writable one; a mask
+// inside another mask, or in bwrapPrivate and not in a bound directory, has nothing to hide.
+func bwrapMounts(binds []bind, masks []mask, empty string) []string {
 	type op struct {
 		mask
-		bind bool
+		bind *bind
 	}
 	ops := make([]op, 0, len(binds)+len(masks))
+	var paths, writable []string
 	for _, b := range binds {
-		ops = append(ops, op{mask{path: b, dir: true}, true})
+		if !b.ro && !b.link {
+			writable = append(writable, b.path)
+		}
+	}
+	for i, b := range binds {
+		if (b.ro || b.link) && containedBy(b.path, writable, true) {
+			continue
+		}
+		paths = append(paths, b.path)
+		ops = append(ops, op{mask{path: b.path, dir: true}, &binds[i]})
 	}
 	for _, m := range masks {
-		if !containedBy(m.path, binds, true) && (containedBy(m.path, binds, false) || !containedBy(m.path, bwrapPrivate, false)) {
-			ops = append(ops, op{m, false})
+		if !containedBy(m.path, paths, true) && (containedBy(m.path, paths, false) || !containedBy(m.path, bwrapPrivate, false)) {
+			ops = append(ops, op{m, nil})
 		}
 	}
 	sort.SliceStable(ops, func(i, j int) bool { return depth(ops[i].path) < depth(ops[j].path) })
 	var args, readOnly []string
 	var kept []op
 	for _, o := range ops {
-		if !o.bind {
+		if o.bind == nil {
 			var parent *op // the innermost mount above it
 			for i := range kept {
 				if within(o.path, kept[i].path) && (parent == nil || depth(kept[i].path) > depth(parent.path)) {
 					parent = &kept[i]
 				}
 			}
-			if parent != nil && !parent.bind {
+			if parent != nil && parent.bind == nil {
 				continue
 			}
 		}
 		kept = append(kept, o)
 		switch {
-		case o.bind:
-			args = append(args, "--bind", o.path, o.path)
+		case o.bind != nil && o.bind.link:
+			args = append(args, "--symlink", o.bind.src, o.path)
+		case o.bind != nil && o.bind.ro:
+			args = append(args, "--ro-bind", o.bind.src, o.path)
+		case o.bind != nil:
+			args = append(args, "--bind", o.bind.src, o.path)
 		case o.dir:
 			args = append(args, "--tmpfs", o.path)
 			readOnly = append(readOnly, "--remount-ro", o.path)

@@ -36,6 +36,12 @@ type Options struct {
 	// the user's next build outside the sandbox. Default: sandbox-go-build in frognano's
 	// cache folder ($FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano).
 	GoCache string
+	// ReadOnly are more files or directories commands may read, at the same path inside the
+	// sandbox: bound read-only in bwrap mode, after the private /tmp, so they may lie under
+	// /tmp or in a hidden place (a home directory, /run); in the other modes they are visible
+	// already. A path that does not exist is an error. The agent lets commands read the git
+	// objects of the copy, kept outside it, this way.
+	ReadOnly []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.
 	Mode Mode
@@ -48,6 +54,7 @@ type Runner struct {
 	base     string   // private directory holding home and tmp
 	home     string   // HOME of the commands
 	writable []string // bound read-write in bwrap mode
+	readOnly []bind   // Options.ReadOnly, resolved
 	env      []string
 	secrets  []string // where the secrets would be (secretCandidates); looked up per command
 	empty    string   // an empty read-only file, mounted over secret files
@@ -92,6 +99,13 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("sandbox: writable directory: %w", err)
 		}
 		r.writable = append(r.writable, d)
+	}
+	for _, p := range opts.ReadOnly {
+		b, err := readOnlyBind(p)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: read-only path: %w", err)
+		}
+		r.readOnly = append(r.readOnly, b...)
 	}
 	base, err := os.MkdirTemp("", "frognano-sandbox-")
 	if err != nil {
@@ -157,12 +171,20 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 	case ModeBwrap:
 		// The binds come after the prefix's --tmpfs /tmp: bwrap mounts in order, and the
 		// copy, home and caches may well live under /tmp.
+		binds := make([]bind, 0, len(need)+len(r.readOnly))
+		for _, p := range need {
+			binds = append(binds, rw(p))
+		}
+		binds = append(binds, r.readOnly...)
 		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
-		a = append(a, bwrapMounts(need, masks, r.empty)...)
+		a = append(a, bwrapMounts(binds, masks, r.empty)...)
 		a = append(a, "--chdir", dir)
 	case ModeUnshare:
 		a = append(a, r.iso.prefix...)
 		a = append(a, "/bin/sh", "-c", unshareInit, "sandbox-init", r.empty)
+		for _, b := range r.readOnly {
+			need = append(need, b.path)
+		}
 		a = append(a, unshareMasks(need, masks)...)
 		a = append(a, "--")
 	}
@@ -188,6 +210,24 @@ func realDir(p string) (string, error) {
 		return "", fmt.Errorf("%s is not a directory", abs)
 	}
 	return abs, nil
+}
+
+// readOnlyBind is the read-only bind of p at its own path. When p goes through a symlink,
+// its target is bound at the target's path too: what resolves p inside sees the same.
+func readOnlyBind(p string) ([]bind, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	b := []bind{{path: real, src: real, ro: true}}
+	if abs != real {
+		b = append(b, bind{path: abs, src: real, ro: true})
+	}
+	return b, nil
 }
 
 // bwrapPrefix is the probed bubblewrap prefix with the sizes of the private /tmp and

@@ -122,7 +122,7 @@ func secretsRunner(t *testing.T, m Mode, writable []string) *Runner {
 	t.Helper()
 	r, err := NewRunner(context.Background(), Options{Mode: m, Writable: writable})
 	if err != nil {
-		t.Skipf("mode %s is not available here: %v", m, err)
+		skipOrFail(t, m, err)
 	}
 	t.Cleanup(func() { r.Close() })
 	if !r.Isolation().SecretsHidden {
@@ -344,9 +344,19 @@ func TestBwrapMountOrder(t *testing.T) {
 			"--bind /tmp/copy /tmp/copy --ro-bind E /tmp/copy/.netrc"},
 	}
 	for _, c := range cases {
-		if got := strings.Join(bwrapMounts(c.binds, c.masks, "E"), " "); got != c.want {
+		var binds []bind
+		for _, b := range c.binds {
+			binds = append(binds, rw(b))
+		}
+		if got := strings.Join(bwrapMounts(binds, c.masks, "E"), " "); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
+	}
+	ro := []bind{{path: "/tmp/objects", src: "/tmp/objects", ro: true}, {path: "/h/.cargo", src: "/h/.cargo", ro: true},
+		{path: "/c/sub", src: "/c/sub", ro: true}, rw("/c"), rw("/c/sub")}
+	if got, want := strings.Join(bwrapMounts(ro, []mask{{"/h", true}, {"/h/.cargo/credentials", false}, {"/h/.ssh", true}}, "E"), " "),
+		"--bind /c /c --tmpfs /h --ro-bind /tmp/objects /tmp/objects --ro-bind /h/.cargo /h/.cargo --bind /c/sub /c/sub --ro-bind E /h/.cargo/credentials --remount-ro /h"; got != want {
+		t.Errorf("read-only binds:\n got %s\nwant %s", got, want)
 	}
 	if got, want := unshareMasks([]string{"/h/.config/gcloud/logs"}, []mask{{"/h/.config/gcloud", true}, {"/h/.ssh", true}, {"/h/.ssh/id", false}, {"/h/.netrc", false}}),
 		[]string{"d", "/h/.ssh", "f", "/h/.netrc"}; !reflect.DeepEqual(got, want) {
