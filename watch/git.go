@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/frognano/frognano/internal/gitcmd"
 )
 
 // The git side: the real git CLI answers what is ignored (.gitignore files, info/exclude and
@@ -39,33 +40,13 @@ func within(name, dir string) bool {
 	return name == dir || strings.HasPrefix(name, dir) && len(name) > len(dir) && name[len(dir)] == filepath.Separator
 }
 
-// git runs a git command in the root. GIT_CONFIG_NOSYSTEM keeps the system config out while
-// the user's global config (core.excludesFile) still counts; GIT_OPTIONAL_LOCKS=0 and no
-// fsmonitor keep the watcher's own questions from writing the index or starting a daemon.
-// Variables that would point git at another repository are dropped.
+// git runs a git command in the root through the project's hardened runner: the user's
+// global configuration still counts (core.excludesFile), inherited GIT_* variables do not,
+// and GIT_OPTIONAL_LOCKS=0 keeps the watcher's own questions from writing the index.
 func (w *Watcher) git(stdin []byte, args ...string) ([]byte, error) {
 	w.gitCalls.Add(1)
-	cmd := exec.CommandContext(w.ctx, "git", append([]string{"-C", w.root, "-c", "core.fsmonitor=false"}, args...)...)
-	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0"}
-	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-			"GIT_NAMESPACE", "GIT_PREFIX", "GIT_CONFIG_NOSYSTEM", "GIT_OPTIONAL_LOCKS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	cmd.Env = env
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("git %s: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return out, nil
+	r := gitcmd.Repo{Dir: w.root, Trust: gitcmd.User, Env: []string{"GIT_OPTIONAL_LOCKS=0"}}
+	return r.Run(w.ctx, stdin, args...)
 }
 
 // findRepo returns the repository whose work tree holds the root, or nil.
