@@ -20,8 +20,10 @@ func TestWritesConfinedToCopy(t *testing.T) {
 }
 
 func testWritesConfined(t *testing.T, m Mode) {
-	// Not under /tmp, which is a private tmpfs inside: these must be visible there.
+	// Not under /tmp, which is a private tmpfs inside: these must be visible there. Open to
+	// all, so that only the read-only mount stops the write (commands may run as nobody).
 	outside, extra := varTmpDir(t), varTmpDir(t)
+	os.Chmod(outside, 0o777)
 	r, err := NewRunner(context.Background(), Options{Mode: m, Writable: []string{extra}})
 	if err != nil {
 		skipOrFail(t, m, err)

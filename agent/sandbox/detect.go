@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -16,12 +17,17 @@ type Mode string
 
 const (
 	// ModeBwrap: bubblewrap. No network, own PID namespace, the whole file system read-only
-	// except the workspace copy, a private /tmp and the Runner's writable caches, with the
-	// credentials under the home directories hidden.
+	// except the workspace copy, a private /tmp and the Runner's writable caches; deny by
+	// default: the home directories and /run empty but for the allowlist (allow.go), and the
+	// credentials of the secrets table hidden elsewhere; as nobody when frognano is root; host
+	// mounts made during a command do not reach it.
 	ModeBwrap Mode = "bwrap"
-	// ModeUnshare: util-linux unshare. No network, an own PID namespace, and the credentials
-	// hidden where setpriv lets it drop capabilities, but commands can write wherever the
-	// user running frognano can.
+	// ModeUnshare: util-linux unshare. No network, an own PID namespace and mount namespace
+	// (host mounts do not reach it), and the credentials of the secrets table hidden where
+	// setpriv lets it drop capabilities. Nothing more: commands run as the user running
+	// frognano (root included, without capabilities), can read everything that user can
+	// outside the table (other files in the homes, /run and its sockets: PostgreSQL's,
+	// say), and write wherever that user can.
 	ModeUnshare Mode = "unshare"
 	// ModeNone: no isolation; commands reach the network and the whole file system.
 	ModeNone Mode = "none"
@@ -36,14 +42,24 @@ type Isolation struct {
 	// SecretsHidden: commands find the well-known credentials under the home directories,
 	// and the sockets of agents and daemons, empty (the table is in secrets.go).
 	SecretsHidden bool
-	PIDNamespace  bool // commands see only their own processes, and die together
+	// DenyByDefault: commands find every home directory and /run empty but for what the
+	// allowlist binds back read-only (allow.go), so what neither table names stays hidden too.
+	DenyByDefault bool
+	// UID is the user commands run as, as the machine sees it: nobody (65534) when frognano
+	// runs as root under bubblewrap, so that root-owned files stay unreadable; else frognano's.
+	UID          int
+	PIDNamespace bool // commands see only their own processes, and die together
+	// PrivateMounts: what is mounted on the machine while a command runs does not appear in
+	// its view (bubblewrap alone would let it: it makes / a slave of the machine's mounts).
+	PrivateMounts bool
 	// ProcessLimit names the mechanism that caps the number of processes of one command,
 	// e.g. "cgroup v1 pids.max"; empty when none works here.
 	ProcessLimit string
 	// Why lists what is missing and why, empty when nothing is.
 	Why string
 
-	prefix []string // the isolation's argv before the command (bwrap: the flags after the binds)
+	prefix []string // the isolation's argv before the command (bwrap: the flags before the binds)
+	drop   []string // bwrap as root: the argv that switches to nobody inside, before the command
 	cgroup string   // the pids cgroup under which each command gets its own; empty if none
 }
 
@@ -60,13 +76,24 @@ func (iso Isolation) Summary() string {
 	} else {
 		has = append(has, "writes not confined")
 	}
-	if iso.SecretsHidden {
-		has = append(has, "credentials hidden")
-	} else {
+	switch {
+	case iso.DenyByDefault:
+		has = append(has, "homes and /run hidden but for the toolchains (allowlist), credentials hidden")
+	case iso.SecretsHidden:
+		has = append(has, "the listed credentials hidden, the rest of the homes and /run readable")
+	default:
 		has = append(has, "credentials readable")
+	}
+	if iso.UID == 0 {
+		has = append(has, "runs as root")
+	} else if iso.UID == nobody && iso.Mode == ModeBwrap {
+		has = append(has, "runs as nobody")
 	}
 	if iso.PIDNamespace {
 		has = append(has, "own PID namespace")
+	}
+	if iso.PrivateMounts {
+		has = append(has, "host mounts kept out")
 	}
 	if iso.ProcessLimit != "" {
 		has = append(has, "process limit by "+iso.ProcessLimit)
@@ -95,19 +122,33 @@ func detect(ctx context.Context, want Mode) (Isolation, error) {
 		if want != "" && m != want {
 			continue
 		}
-		prefix, err := probe(ctx, m)
+		prefix, drop, private, err := probe(ctx, m)
 		if err != nil {
 			why = append(why, err.Error())
 			continue
 		}
-		iso := Isolation{Mode: m, prefix: prefix, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone, WriteConfined: m == ModeBwrap, SecretsHidden: m == ModeBwrap}
+		iso := Isolation{Mode: m, prefix: prefix, drop: drop, NoNetwork: m != ModeNone, PIDNamespace: m != ModeNone,
+			WriteConfined: m == ModeBwrap, SecretsHidden: m == ModeBwrap, DenyByDefault: m == ModeBwrap,
+			UID: os.Geteuid(), PrivateMounts: private || m == ModeUnshare} // unshare(1) makes its mounts private
+		if drop != nil {
+			iso.UID = nobody
+		}
 		switch m {
 		case ModeBwrap:
 			if !slices.Contains(prefix, "--size") {
 				why = append(why, "the private /tmp has no size cap (bubblewrap older than 0.5)")
 			}
+			if iso.UID == 0 {
+				why = append(why, "commands run as root (root-owned files outside the tables are readable): setpriv (util-linux) cannot switch to nobody inside bubblewrap, or bubblewrap is older than 0.5")
+			}
+			if !private {
+				why = append(why, "mounts made on the machine during a command appear inside (no private mount namespace: user namespaces are off)")
+			}
 		case ModeUnshare:
-			why = append(why, "writes are not confined to the workspace copy")
+			why = append(why, "writes are not confined to the workspace copy; the homes and /run are readable but for the secrets table, sockets there reachable")
+			if iso.UID == 0 {
+				why = append(why, "commands run as root without capabilities, so root-owned files are readable")
+			}
 			if err := probeMasks(ctx, prefix); err != nil {
 				why = append(why, "credentials under the home directories are readable: "+err.Error())
 			} else {
@@ -126,51 +167,91 @@ func detect(ctx context.Context, want Mode) (Isolation, error) {
 	return Isolation{Mode: ModeNone, Why: strings.Join(why, "; ")}, fmt.Errorf("sandbox: mode %s does not work here: %s", want, strings.Join(why, "; "))
 }
 
-// probe returns the argv prefix of mode m, after checking that it runs `true`.
-func probe(ctx context.Context, m Mode) ([]string, error) {
-	var candidates [][]string
+// probe returns the argv prefix of mode m (and for bwrap as root the switch to nobody after
+// it), after checking that it runs `true`, and whether a private mount namespace around it
+// works (privateMounts).
+func probe(ctx context.Context, m Mode) (prefix, drop []string, private bool, err error) {
+	type candidate struct{ prefix, drop []string }
+	var candidates []candidate
 	switch m {
 	case ModeNone:
-		return nil, nil
+		return nil, nil, false, nil
 	case ModeBwrap:
 		// The private /tmp comes last so that its size can be set per runner (bwrapPrefix);
-		// --size needs bubblewrap 0.5 or later, older ones run with an uncapped /tmp.
-		// /dev/shm is a tmpfs of its own too (bwrap's is the machine's, writable and half of
-		// memory), and /dev is then read-only.
-		f := bwrapFlags()
-		candidates = [][]string{
-			append(slices.Clip(f), "--size", "1048576", "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--size", "1048576", "--tmpfs", "/tmp"),
-			append(slices.Clip(f), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--tmpfs", "/tmp"),
+		// --size and --perms need bubblewrap 0.5 or later, older ones run with an uncapped
+		// /tmp. /dev/shm is a tmpfs of its own too (bwrap's is the machine's, writable and
+		// half of memory), and /dev is then read-only. As root, commands run as nobody, who
+		// needs /tmp and /dev/shm world-writable (sticky, as usual).
+		root := os.Geteuid() == 0
+		if root {
+			if _, err := exec.LookPath(setprivArgs[0]); err == nil {
+				candidates = append(candidates, candidate{append(bwrapFlags(true), "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
+					"--remount-ro", "/dev", "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp"), setprivArgs})
+			}
 		}
+		f := bwrapFlags(false)
+		candidates = append(candidates,
+			candidate{append(slices.Clip(f), "--size", "1048576", "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--size", "1048576", "--tmpfs", "/tmp"), nil},
+			candidate{append(slices.Clip(f), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--tmpfs", "/tmp"), nil})
 	case ModeUnshare:
 		// As root no user namespace is needed; otherwise map ourselves to root inside one.
 		base := []string{"unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"}
-		candidates = [][]string{base, append(base[:len(base):len(base)], "--map-root-user")}
+		candidates = []candidate{{base, nil}, {append(base[:len(base):len(base)], "--map-root-user"), nil}}
 	}
 	name := string(m)
 	if m == ModeBwrap {
 		name = "bubblewrap"
 	}
-	if _, err := exec.LookPath(candidates[0][0]); err != nil {
-		return nil, fmt.Errorf("%s is not installed", name)
+	if _, err := exec.LookPath(candidates[len(candidates)-1].prefix[0]); err != nil {
+		return nil, nil, false, fmt.Errorf("%s is not installed", name)
 	}
 	var last error
 	for _, c := range candidates {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		probe := exec.CommandContext(pctx, c[0], append(c[1:], "true")...)
-		probe.Dir = "/"
-		out, err := probe.CombinedOutput()
-		cancel()
-		if err == nil {
-			return c, nil
+		// Private mounts are tried first, with the sandbox itself: they need a user
+		// namespace unless we are root.
+		for _, private := range []bool{m == ModeBwrap, false} {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			argv := append(append(slices.Clip(c.prefix), c.drop...), "true")
+			probe := exec.CommandContext(pctx, argv[0], argv[1:]...)
+			probe.Dir = "/"
+			probe.SysProcAttr = privateMounts(private)
+			out, err := probe.CombinedOutput()
+			cancel()
+			if err == nil {
+				return c.prefix, c.drop, private, nil
+			}
+			last = fmt.Errorf("%s does not work here: %s", name, firstLine(string(out), err.Error()))
+			if !private {
+				break
+			}
 		}
-		last = fmt.Errorf("%s does not work here: %s", name, firstLine(string(out), err.Error()))
 	}
-	return nil, last
+	return nil, nil, false, last
 }
 
-// bwrapFlags are bubblewrap's flags besides the binds, which depend on the command.
-func bwrapFlags() []string {
+// privateMounts is how a command is started so that nothing mounted on the machine later
+// reaches it: in a mount namespace of its own whose mounts are all private (Go makes them
+// so after unsharing), a user namespace first when we are not root. bubblewrap's namespace
+// inside is a slave of this one, which receives nothing. With private false, only what every
+// command gets: a session of its own (one process group to kill, no terminal to inject
+// keystrokes into) and SIGKILL when frognano dies.
+func privateMounts(private bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if !private {
+		return a
+	}
+	a.Unshareflags = syscall.CLONE_NEWNS
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		a.Unshareflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	}
+	return a
+}
+
+// bwrapFlags are bubblewrap's flags besides the binds, which depend on the command. drop
+// (as root) keeps the capabilities setpriv needs to switch to nobody inside.
+func bwrapFlags(drop bool) []string {
 	f := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 		// No --new-session: Run starts the sandbox in a session of its own already (which is
 		// what keeps it off the caller's terminal), and bwrap's init must stay in that
@@ -179,6 +260,9 @@ func bwrapFlags() []string {
 	if os.Geteuid() == 0 {
 		// Root keeps its capabilities in the sandbox otherwise, and could just remount / rw.
 		f = append(f, "--cap-drop", "ALL")
+		if drop {
+			f = append(f, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
+		}
 	} else {
 		// Explicit, so that RLIMIT_NPROC counts only the sandbox's processes even with a
 		// setuid bwrap; see processLimit.

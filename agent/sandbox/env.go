@@ -31,7 +31,7 @@ var fixed = map[string]string{
 
 // homeTools are passed when set, else pointed at their default under the real HOME when
 // that exists: rustup's proxies and pyenv's shims on PATH find nothing without them.
-var homeTools = map[string]string{"CARGO_HOME": ".cargo", "RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv"}
+var homeTools = map[string]string{"CARGO_HOME": ".cargo", "RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv", "VOLTA_HOME": ".volta"}
 
 // environment builds the command's variables from the parent's (os.Environ form), the
 // private home and tmp, and goEnv (GOPATH, GOMODCACHE, GOCACHE, GOENV as `go env` sees them).
@@ -68,8 +68,8 @@ func environment(parent []string, home, tmp string, goEnv map[string]string) []s
 			out[k] = d
 		}
 	}
-	for k, v := range goEnv {
-		if v != "" {
+	for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOENV"} {
+		if v := goEnv[k]; v != "" {
 			out[k] = v
 		}
 	}
@@ -84,12 +84,12 @@ func environment(parent []string, home, tmp string, goEnv map[string]string) []s
 	return env
 }
 
-// goEnvironment asks the go command where its caches are, which also honours settings made
-// with `go env -w`; nil when go is not installed.
+// goEnvironment asks the go command where its caches and itself are, which also honours
+// settings made with `go env -w`; nil when go is not installed.
 func goEnvironment(ctx context.Context) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOPATH", "GOMODCACHE", "GOCACHE", "GOENV").Output()
+	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOPATH", "GOMODCACHE", "GOCACHE", "GOENV", "GOROOT").Output()
 	if err != nil {
 		return nil
 	}
@@ -110,6 +110,17 @@ func bashProfile(path string) string {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// setEnv sets key in env (os.Environ form).
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
 }
 
 func lookup(env []string, key string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -19,27 +20,37 @@ var bwrapPrivate = []string{"/tmp", "/dev", "/proc"}
 
 // bind is one mount of bwrap mode that brings something back: the machine's src (a directory,
 // or a file when read-only) at path, writable or read-only, or a symlink to src when link.
+// try skips it when src is gone.
 type bind struct {
-	path, src string
-	ro, link  bool
+	path, src     string
+	ro, link, try bool
 }
 
 // rw is a writable directory bound at its own path.
 func rw(p string) bind { return bind{path: p, src: p} }
+
+// same reports whether b shows the machine's own path read-only, as `--ro-bind / /` does.
+func (b *bind) same() bool { return b != nil && b.ro && !b.link && b.src == b.path }
+
+// op is one mount of bwrapMounts: a mask, or a bind when bind is set.
+type op struct {
+	mask
+	bind *bind
+}
 
 // bwrapMounts are bwrap's arguments for the binds and the masks: an empty tmpfs over a
 // directory, the empty file empty over anything else. bwrap mounts in order, so each mount
 // must come after every mount above it: a mask inside a bound directory after that
 // directory's bind (which brings the machine's files back), a bind inside a masked directory
 // after the mask (bwrap then makes the mount point in the empty tmpfs). Sorting by depth does
-// both. The masked directories become read-only last, once the mount points in them exist. A
-// mask that is a bound path gives way to it, and a read-only bind to a writable one; a mask
-// inside another mask, or in bwrapPrivate and not in a bound directory, has nothing to hide.
+// both; at equal depth binds come first, so that a mask on a read-only bind hides it (a
+// PATH entry's installation may be a masked folder: the entry itself is bound again below
+// the mask). The masked directories become read-only last, once the mount points in them
+// exist. A mask gives way to a writable directory at its path, and a read-only bind to a
+// writable one. A mask inside another mask, or in bwrapPrivate and not in a bound directory,
+// has nothing to hide; a read-only bind of a path as it is, inside another such bind, shows
+// nothing new.
 func bwrapMounts(binds []bind, masks []mask, empty string) []string {
-	type op struct {
-		mask
-		bind *bind
-	}
 	ops := make([]op, 0, len(binds)+len(masks))
 	var paths, writable []string
 	for _, b := range binds {
@@ -55,29 +66,36 @@ func bwrapMounts(binds []bind, masks []mask, empty string) []string {
 		ops = append(ops, op{mask{path: b.path, dir: true}, &binds[i]})
 	}
 	for _, m := range masks {
-		if !containedBy(m.path, paths, true) && (containedBy(m.path, paths, false) || !containedBy(m.path, bwrapPrivate, false)) {
+		if !containedBy(m.path, writable, true) && (containedBy(m.path, paths, false) || !containedBy(m.path, bwrapPrivate, false)) {
 			ops = append(ops, op{m, nil})
 		}
 	}
 	sort.SliceStable(ops, func(i, j int) bool { return depth(ops[i].path) < depth(ops[j].path) })
 	var args, readOnly []string
 	var kept []op
+	created := map[string]bool{}
 	for _, o := range ops {
-		if o.bind == nil {
-			var parent *op // the innermost mount above it
-			for i := range kept {
-				if within(o.path, kept[i].path) && (parent == nil || depth(kept[i].path) > depth(parent.path)) {
-					parent = &kept[i]
-				}
-			}
-			if parent != nil && parent.bind == nil {
-				continue
+		var parent *op // the innermost mount above it, the later one at equal depth
+		for i := range kept {
+			if within(o.path, kept[i].path) && (parent == nil || depth(kept[i].path) >= depth(parent.path)) {
+				parent = &kept[i]
 			}
 		}
+		switch {
+		case o.bind == nil && parent != nil && parent.bind == nil:
+			continue // hidden already
+		case o.bind.same() && parent != nil && parent.bind.same():
+			continue // shown already
+		}
 		kept = append(kept, o)
+		if o.bind != nil {
+			args = append(args, mountPoints(o.path, parent, created)...)
+		}
 		switch {
 		case o.bind != nil && o.bind.link:
 			args = append(args, "--symlink", o.bind.src, o.path)
+		case o.bind != nil && o.bind.ro && o.bind.try:
+			args = append(args, "--ro-bind-try", o.bind.src, o.path)
 		case o.bind != nil && o.bind.ro:
 			args = append(args, "--ro-bind", o.bind.src, o.path)
 		case o.bind != nil:
@@ -90,6 +108,31 @@ func bwrapMounts(binds []bind, masks []mask, empty string) []string {
 		}
 	}
 	return append(args, readOnly...)
+}
+
+// mountPoints makes the directories between an empty tmpfs (parent's, else the private /tmp)
+// and a bind's path, which bwrap would otherwise make itself with mode 0700: searchable by
+// all, so that commands running as nobody reach the binds. created says which are made.
+func mountPoints(path string, parent *op, created map[string]bool) []string {
+	root := "/tmp"
+	if parent != nil {
+		if parent.bind != nil {
+			return nil // inside a bind: they exist
+		}
+		root = parent.path
+	}
+	var dirs []string
+	for d := filepath.Dir(path); d != root && within(d, root); d = filepath.Dir(d) {
+		if !created[d] {
+			created[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	var args []string
+	for i := len(dirs) - 1; i >= 0; i-- {
+		args = append(args, "--perms", "0755", "--dir", dirs[i])
+	}
+	return args
 }
 
 // unshareInit is the PID 1 shell of unshare mode. Its arguments: the empty file, then pairs

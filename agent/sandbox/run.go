@@ -48,6 +48,12 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("sandbox: %w", err)
 	}
+	if _, done := r.adopted.LoadOrStore(dir, true); !done {
+		if err := r.Adopt(dir); err != nil {
+			r.adopted.Delete(dir)
+			return Output{}, err
+		}
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -63,10 +69,9 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = r.env
 	cmd.Dir = dir
-	// A session of its own: one process group to kill, and no controlling terminal to
-	// inject keystrokes into. Pdeathsig takes the sandbox down if frognano dies; it fires
-	// when the starting thread exits, hence the locked thread until Run returns.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	// Pdeathsig (privateMounts) takes the sandbox down if frognano dies; it fires when the
+	// starting thread exits, hence the locked thread until Run returns.
+	cmd.SysProcAttr = privateMounts(r.iso.Mode == ModeBwrap && r.iso.PrivateMounts)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Output{}, err

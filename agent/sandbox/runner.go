@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/frognano/frognano/internal/cachedir"
 )
@@ -28,13 +29,16 @@ type Options struct {
 	// Memory, where 0 means unlimited.
 	Limits *Limits
 	// Writable are directories commands may write to besides the copy and /tmp; nil means
-	// GoCache only, empty means none.
+	// GoCache only, empty means none. When frognano runs as root, they are given to the
+	// user commands run as (Adopt), once.
 	Writable []string
 	// GoCache is the Go build cache the commands use (GOCACHE), kept across runs so that
 	// builds and tests stay fast. It is theirs alone: the user's own cache, like the module
 	// cache, stays read-only to them, since what a command writes there would be trusted by
-	// the user's next build outside the sandbox. Default: sandbox-go-build in frognano's
-	// cache folder ($FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano).
+	// the user's next build outside the sandbox. Pass GoCacheFor(repository): one cache per
+	// repository, since a command can plant in it what later runs trust. Default, shared by
+	// every caller that sets none: sandbox-go-build in frognano's cache folder
+	// ($FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano).
 	GoCache string
 	// ReadOnly are more files or directories commands may read, at the same path inside the
 	// sandbox: bound read-only in bwrap mode, after the private /tmp, so they may lie under
@@ -58,6 +62,10 @@ type Runner struct {
 	env      []string
 	secrets  []string // where the secrets would be (secretCandidates); looked up per command
 	empty    string   // an empty read-only file, mounted over secret files
+	hidden   []string // bwrap mode: the homes and /run, empty inside (hiddenRoots)
+	allow    []bind   // what the allowlist binds back into them
+	allowed  []Allowed
+	adopted  sync.Map // the Cmd.Dirs adopted (Adopt) already
 }
 
 // NewRunner probes the isolation (once) and makes the private HOME.
@@ -122,9 +130,19 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		tmp = "/tmp" // a private tmpfs there
 	}
 	r.env = environment(os.Environ(), r.home, tmp, goEnv)
+	if iso.UID == nobody && iso.Mode == ModeBwrap {
+		r.env = setEnv(r.env, "USER", "nobody")
+		r.env = setEnv(r.env, "LOGNAME", "nobody")
+	}
+	// From the environment now, not at the probe, which is once per process.
+	homes := homeDirs(os.Getenv)
 	if iso.SecretsHidden {
-		// From the environment now, not at the probe, which is once per process.
-		r.secrets = secretCandidates(homeDirs(os.Getenv), os.Getenv)
+		r.secrets = secretCandidates(homes, os.Getenv)
+	}
+	if iso.DenyByDefault {
+		r.hidden = hiddenRoots(homes)
+		cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
+		r.allow, r.allowed = allowBinds(cands, r.hidden, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
 	}
 	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -141,8 +159,27 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		r.Close()
 		return nil, fmt.Errorf("sandbox: private home: %w", err)
 	}
+	// Commands that run as nobody write there; the base stays root's, searchable only. A
+	// writable directory whose top nobody owns was adopted whole already (adopt does the top
+	// last), and only commands write there since: caches hold thousands of files.
+	for _, d := range append([]string{r.home, filepath.Join(r.base, "tmp")}, r.writable...) {
+		if st, err := os.Stat(d); err == nil && ownedBy(st, nobody) {
+			continue
+		}
+		if err := r.Adopt(d); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	if r.iso.UID == nobody {
+		os.Chmod(r.base, 0o711)
+	}
 	return r, nil
 }
+
+// Allowed is what the allowlist binds back read-only into the hidden homes and /run (bwrap
+// mode), for people; nil in the other modes.
+func (r *Runner) Allowed() []Allowed { return slices.Clone(r.allowed) }
 
 // Isolation is what the runner found at start.
 func (r *Runner) Isolation() Isolation { return r.iso }
@@ -171,14 +208,25 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 	case ModeBwrap:
 		// The binds come after the prefix's --tmpfs /tmp: bwrap mounts in order, and the
 		// copy, home and caches may well live under /tmp.
-		binds := make([]bind, 0, len(need)+len(r.readOnly))
+		binds := make([]bind, 0, len(need)+len(r.readOnly)+len(r.allow))
 		for _, p := range need {
 			binds = append(binds, rw(p))
 		}
 		binds = append(binds, r.readOnly...)
+		for _, b := range r.allow {
+			// What a command can write is bound writable already; and its contents may have
+			// become links (to ~/.ssh, say) that a read-only bind would follow.
+			if !containedBy(b.path, need, false) && !containedBy(b.src, need, false) {
+				binds = append(binds, b)
+			}
+		}
+		for _, h := range r.hidden {
+			masks = append(masks, mask{path: h, dir: true})
+		}
 		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
 		a = append(a, bwrapMounts(binds, masks, r.empty)...)
 		a = append(a, "--chdir", dir)
+		a = append(a, r.iso.drop...) // after bwrap's set-up, before the limits: nobody may lower them only
 	case ModeUnshare:
 		a = append(a, r.iso.prefix...)
 		a = append(a, "/bin/sh", "-c", unshareInit, "sandbox-init", r.empty)
@@ -234,9 +282,9 @@ func readOnlyBind(p string) ([]bind, error) {
 // /dev/shm set to tmp, when this bubblewrap can cap them (--size N before each --tmpfs).
 func bwrapPrefix(prefix []string, tmp int64) []string {
 	out := slices.Clone(prefix)
-	for i := 2; i < len(out); i++ {
-		if out[i-1] == "--tmpfs" && i >= 3 && out[i-3] == "--size" {
-			out[i-2] = strconv.FormatInt(tmp, 10)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--size" {
+			out[i+1] = strconv.FormatInt(tmp, 10)
 		}
 	}
 	return out

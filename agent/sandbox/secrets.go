@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -206,13 +207,16 @@ func canLogIn(shell string) bool {
 
 // secretCandidates expands the secrets table for homes and the environment into absolute
 // paths (globs left in), whether or not they exist. A variable set to something broad
-// (DOCKER_CONFIG=$HOME, say) must not hide a home or a directory on PATH: those are left out.
+// (DOCKER_CONFIG=$HOME, say) must not hide a home, a system directory or a PATH entry as a
+// whole: those are left out. A folder that merely holds a PATH entry (~/.aws/bin) is hidden
+// all the same: under bubblewrap the entry is bound back below the mask (allowBinds).
 func secretCandidates(homes []string, getenv func(string) string) []string {
 	var out []string
 	seen := map[string]bool{}
-	keep := append(filepath.SplitList(getenv("PATH")), homes...)
+	keep := append(slices.Clone(homes), systemDirs...)
+	path := filepath.SplitList(getenv("PATH"))
 	add := func(p string) {
-		if p = filepath.Clean(p); filepath.IsAbs(p) && p != "/" && !seen[p] && !holds(p, keep) {
+		if p = filepath.Clean(p); filepath.IsAbs(p) && p != "/" && !seen[p] && !holds(p, keep) && !containedBy(p, path, true) {
 			seen[p] = true
 			out = append(out, p)
 		}

@@ -242,6 +242,8 @@ func TestToolchainsUnderHomeStay(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("DOCKER_CONFIG", home) // too broad to hide
+			// Deny by default: ~/.local/bin is reachable because it is on PATH.
+			t.Setenv("PATH", filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"))
 			r := secretsRunner(t, m, nil)
 			o := run(t, r, strings.Join(cmd, " && ")+" && cat "+conf+" && cat "+filepath.Join(home, ".cargo", "credentials.toml"), 10*time.Second)
 			for _, says := range tools {
