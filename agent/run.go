@@ -81,7 +81,7 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	if !opts.KeepCopy {
 		defer ws.Remove()
 	}
-	runner, err := sandbox.NewRunner(ctx, sandbox.Options{})
+	runner, err := newRunner(ctx, ws)
 	if err != nil {
 		return nil, fmt.Errorf("agent: sandbox: %w", err)
 	}
@@ -134,6 +134,13 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	traj.write(end)
 	opts.OnEvent(Event{Kind: EventDone, Step: res.Steps, Exit: res.Exit, Text: res.Error})
 	return res, nil
+}
+
+// newRunner is the sandbox of an episode on ws. Commands may read the copy's git objects
+// (the agent's repository borrows them) but not write them: frognano's own repository of
+// the copy stays out of their reach.
+func newRunner(ctx context.Context, ws *workspace.Workspace) (*sandbox.Runner, error) {
+	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}})
 }
 
 // loop is the linear agent loop: ask the model, run its calls, repeat until it answers

@@ -160,15 +160,15 @@ func TestLimits(t *testing.T) {
 			t.Errorf("exit %s (%s)", res.Exit, res.Error)
 		}
 	})
-	t.Run("tool error", func(t *testing.T) {
-		// The copy's repository is how changes are computed; without it the episode
-		// cannot produce a result, and says so instead of reporting "done".
+	t.Run("the copy's .git removed", func(t *testing.T) {
+		// The changes are computed by frognano's own repository of the copy, kept outside
+		// it: whatever the agent does to the copy's .git, the result stands.
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
 		res := e.run(context.Background(), "breaker", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
-			turn(call("Bash", map[string]any{"command": "rm -rf .git && echo gone"})), {Content: "end"},
+			turn(call("Bash", map[string]any{"command": "rm -rf .git && echo b > a.txt"})), {Content: "end"},
 		}}, agent.Options{})
-		if res.Exit != agent.ExitToolError || !strings.Contains(res.Error, "git") {
-			t.Errorf("exit %s (%s)", res.Exit, res.Error)
+		if res.Exit != agent.ExitDone || res.Changes == nil || len(res.Changes.Files) != 1 || string(res.Changes.Files[0].Content) != "b\n" {
+			t.Errorf("exit %s (%s), changes %+v", res.Exit, res.Error, res.Changes)
 		}
 	})
 	t.Run("time limit", func(t *testing.T) {

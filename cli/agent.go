@@ -19,7 +19,8 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 	cfg := configFlags(fs, env)
 	dir := fs.String("dir", ".", "the folder to work on")
 	task := fs.String("task", "", "what the agent should do (required)")
-	apply := fs.Bool("apply", false, "apply the changes to --dir when the episode ends")
+	apply := fs.Bool("apply", false, "apply the changes to --dir when the episode ends with an answer (exit done)")
+	applyIncomplete := fs.Bool("apply-incomplete", false, "with --apply: apply the partial changes of an episode that did not finish (a limit, an error, a cancel) too")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	traj := fs.String("trajectory", "", "where to write the trajectory (default: a new file under the cache folder)")
 	maxSteps := fs.Int("max-steps", 100, "most model turns")
@@ -77,7 +78,18 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "answer: %s\n", res.Answer)
 	}
 	fmt.Fprintf(env.Stderr, "trajectory: %s\n", res.Trajectory)
+	if res.Changes != nil {
+		for _, s := range res.Changes.Skipped {
+			fmt.Fprintf(env.Stderr, "left out: %s: %s\n", s.Path, s.Why)
+		}
+	}
 	if *apply && res.Changes != nil && len(res.Changes.Files) > 0 {
+		// Work cut short is shown, but applied only on request: the model did not say it
+		// was finished, and its half-done edit may break the user's build.
+		if res.Exit != agent.ExitDone && !*applyIncomplete {
+			fmt.Fprintf(env.Stderr, "frognano agent: not applied: the episode ended with %s, not an answer. The diff is above: apply it with `git apply`, or pass --apply-incomplete to apply partial work.\n", res.Exit)
+			return exitFailed
+		}
 		if err := workspace.Apply(*dir, res.Changes); err != nil {
 			fmt.Fprintf(env.Stderr, "frognano agent: %v\n", err)
 			return exitFailed

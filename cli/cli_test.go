@@ -203,6 +203,24 @@ func TestAgentCommand(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "calc.go")); !strings.Contains(string(b), "return a + b") {
 		t.Errorf("--apply did not apply: %s", b)
 	}
+	// An episode cut short (here by the step limit, after the edit) applies nothing unless
+	// asked to explicitly.
+	short := t.TempDir()
+	if err := demo.WriteSample(context.Background(), short); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(short, "calc.go"))
+	out, errOut, code = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--trajectory", traj, "--apply", "--max-steps", "3")
+	if code != exitFailed || !strings.Contains(errOut, "max_steps after 3 steps, 1 files changed") || !strings.Contains(errOut, "not applied") || !strings.Contains(out, "+\treturn a + b") {
+		t.Errorf("--apply after max_steps: code %d\n%s\n%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(short, "calc.go")); string(b) != string(before) {
+		t.Errorf("a run that did not finish was applied: %s", b)
+	}
+	_, errOut, _ = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--trajectory", traj, "--apply", "--apply-incomplete", "--max-steps", "3")
+	if b, _ := os.ReadFile(filepath.Join(short, "calc.go")); !strings.Contains(string(b), "return a + b") || !strings.Contains(errOut, "applied 1 files") {
+		t.Errorf("--apply-incomplete did not apply: %s\n%s", b, errOut)
+	}
 	if _, errOut, code := frognano(t, env, "agent", "--dir", dir); code != exitUsage || !strings.Contains(errOut, "--task is required") {
 		t.Errorf("missing --task: %d %q", code, errOut)
 	}

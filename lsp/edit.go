@@ -38,8 +38,17 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 	}
 	var skipped []string
 	var needs []string
+	for _, s := range c.Skipped {
+		skipped = append(skipped, s.Path+" ("+s.Why+")")
+	}
 	for _, f := range c.Files {
 		u := uri.File(filepath.Join(root, filepath.FromSlash(f.Path)))
+		if touchesLink(f) {
+			if !linkAllowed(f) {
+				skipped = append(skipped, fmt.Sprintf("%s (a symbolic link to %s, outside the folder)", f.Path, f.Content))
+			}
+			continue // not expressible in a WorkspaceEdit: see linkChanges
+		}
 		switch f.Kind {
 		case workspace.Modified:
 			du, version, current, err := currentText(docs, u, f.Path, root)
@@ -91,10 +100,33 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 			return nil, skipped, fmt.Errorf("the agent's change needs to %s files, which your editor does not support in workspace edits", op)
 		}
 	}
-	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 {
+	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 && len(linkChanges(c).Files) == 0 {
 		return nil, skipped, fmt.Errorf("every change conflicts with your edits, nothing to apply: %s", strings.Join(skipped, "; "))
 	}
 	return edit, skipped, nil
+}
+
+// touchesLink reports whether a change makes, changes or removes a symbolic link. A
+// WorkspaceEdit can only carry text, so an editor would write the link's target as a
+// file's content, or its change through the link into the file it points to.
+func touchesLink(f workspace.FileChange) bool { return f.IsLink() || f.BaseIsLink() }
+
+// linkAllowed: a link is made only when its target stays inside the folder.
+func linkAllowed(f workspace.FileChange) bool {
+	return !f.IsLink() || workspace.LinkInside(f.Path, string(f.Content))
+}
+
+// linkChanges are the changes the server applies itself, after the editor applied the
+// rest (workspace.Apply: links only when their target stays in the folder, nothing through
+// a link, and only if the user's entry is still what the agent saw).
+func linkChanges(c *workspace.Changes) *workspace.Changes {
+	out := &workspace.Changes{}
+	for _, f := range c.Files {
+		if touchesLink(f) && linkAllowed(f) {
+			out.Files = append(out.Files, f)
+		}
+	}
+	return out
 }
 
 // currentText is the file as the editor has it: the open buffer with its version (and the

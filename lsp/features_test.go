@@ -155,6 +155,48 @@ func TestMultiFileResult(t *testing.T) {
 	}
 }
 
+// TestLinksFromTheAgent: links the agent made never reach the editor as file content; the
+// one inside the folder is made by the server as a link once the edit is applied, the ones
+// pointing outside are left out and named.
+func TestLinksFromTheAgent(t *testing.T) {
+	srv := ollamatest.Start(t)
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	os.WriteFile(secret, []byte("PRIVATE KEY\n"), 0o600)
+	cfg := scripted(t, srv, "linker",
+		calls(tc("Bash", map[string]any{"command": "ln -s " + secret + " notes.txt && ln -s /proc/self/environ env.txt && ln -s calc.go alias.go"}),
+			tc("Edit", map[string]any{"file_path": "calc.go", "old_string": "panic(\"not implemented\")", "new_string": "return a * b"})),
+		modelgen.Turn{Content: "Done."})
+	e := newEditor(t, sampleWorkspace, cfg, capsFull(), nil)
+	e.open("calc.go")
+	if err := e.execute(context.Background(), find(t, e.actions("calc.go", "panic(", true), "Implement Mul")); err != nil {
+		t.Fatal(err)
+	}
+	edits := e.editsSent()
+	if len(edits) != 1 {
+		t.Fatalf("%d edits; messages %q", len(edits), e.shownMessages())
+	}
+	for _, dc := range edits[0].Edit.DocumentChanges {
+		if c, ok := dc.(*protocol.CreateFile); ok {
+			t.Errorf("the edit creates %s: links must not become files", c.URI.FsPath())
+		}
+	}
+	for _, name := range []string{"notes.txt", "env.txt"} {
+		if _, err := os.Lstat(filepath.Join(e.root, name)); err == nil {
+			t.Errorf("%s was made in the user's folder", name)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(e.root, "alias.go")); err != nil || target != "calc.go" {
+		t.Errorf("alias.go: %q %v, want a link to calc.go", target, err)
+	}
+	msgs := strings.Join(e.shownMessages(), "\n")
+	if !strings.Contains(msgs, "notes.txt (a symbolic link to "+secret+", outside the folder)") || strings.Contains(msgs, "PRIVATE") {
+		t.Errorf("messages %q", msgs)
+	}
+	if !strings.Contains(e.text("calc.go"), "return a * b") {
+		t.Error("calc.go not changed")
+	}
+}
+
 // TestBusy: a second action while one runs is refused with a clear message.
 func TestBusy(t *testing.T) {
 	srv := ollamatest.Start(t)

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/lsp/document"
 	"github.com/frognano/frognano/ollama"
 )
@@ -143,15 +144,27 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		return nil, err
 	}
 	if len(skipped) > 0 {
-		s.show(ctx, protocol.MessageTypeWarning, "FrogNano left out changes that conflict with your edits: %s", strings.Join(skipped, "; "))
+		s.show(ctx, protocol.MessageTypeWarning, "FrogNano left out some of its changes: %s", strings.Join(skipped, "; "))
 	}
 	summary := fmt.Sprintf("%d files changed", len(res.Changes.Files)-len(skipped))
+	links := linkChanges(res.Changes)
 	if !apply {
+		if len(links.Files) > 0 {
+			s.show(ctx, protocol.MessageTypeWarning, "FrogNano's change for %s also touches symbolic links, which a previewed edit cannot carry: %s. Turn the preview off to have them applied, or make them yourself.", d.Title, linkNames(links))
+		}
 		prog.end(summary)
 		return edit, nil
 	}
 	label := "FrogNano: " + d.Title
-	result, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: *edit})
+	result := &protocol.ApplyWorkspaceEditResult{Applied: true}
+	if len(edit.DocumentChanges) > 0 || len(edit.Changes) > 0 {
+		result, err = s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: *edit})
+	}
+	if err == nil && result.Applied && len(links.Files) > 0 {
+		if lerr := workspace.Apply(root, links); lerr != nil {
+			s.show(ctx, protocol.MessageTypeWarning, "FrogNano applied the edit for %s but not its symbolic links: %v", d.Title, lerr)
+		}
+	}
 	switch {
 	case err != nil:
 		prog.end("not applied")
@@ -170,6 +183,19 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		s.logf(ctx, "%s: %s", d.Title, res.Answer)
 	}
 	return nil, nil
+}
+
+// linkNames lists the links of c as "path -> target" (or "path removed").
+func linkNames(c *workspace.Changes) string {
+	var names []string
+	for _, f := range c.Files {
+		if f.IsLink() {
+			names = append(names, f.Path+" -> "+string(f.Content))
+		} else {
+			names = append(names, f.Path+" ("+string(f.Kind)+")")
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // acquire takes the workspace's run slot: at once, or by waiting when WhenBusy is "queue".
