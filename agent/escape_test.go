@@ -342,6 +342,32 @@ var escapes = []escape{
 		}
 		return appliedEdit(r)
 	}},
+	{name: "a FIFO for the file tools and the diff to block on", agent: func(r *try) {
+		r.bash(`mkfifo pipe.txt a2.txt && rm a.txt && mkfifo a.txt`, time.Minute)
+		done := make(chan string, 1)
+		go func() {
+			var out []string
+			for _, tool := range []func(context.Context, *episode, args) (string, error){runRead, runEdit, runWrite} {
+				_, err := tool(context.Background(), r.e, args{"file_path": "pipe.txt", "old_string": "a", "new_string": "b", "content": "x"})
+				out = append(out, fmt.Sprint(err))
+			}
+			done <- strings.Join(out, "; ")
+		}()
+		select {
+		case got := <-done:
+			r.seen = append(r.seen, got)
+		case <-time.After(10 * time.Second):
+			r.seen = append(r.seen, "BLOCKED")
+		}
+	}, held: func(r *try) (bool, string) {
+		if strings.Contains(strings.Join(r.seen, ""), "BLOCKED") {
+			return false, "a file tool blocked on a FIFO"
+		}
+		if r.err != nil && !strings.Contains(r.err.Error(), "changed") {
+			return false, "reading the changes failed: " + r.err.Error()
+		}
+		return true, "the tools refuse it; the diff leaves it out, named"
+	}},
 	// Finding 3: the environment frognano inherits.
 	{name: "inherited GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE", before: func(r *try) {
 		os.Setenv("GIT_DIR", filepath.Join(r.user, ".git"))

@@ -138,9 +138,11 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 
 // newRunner is the sandbox of an episode on ws. Commands may read the copy's git objects
 // (the agent's repository borrows them) but not write them: frognano's own repository of
-// the copy stays out of their reach.
+// the copy stays out of their reach. Their Go build cache is the repository's own: what
+// one repository's commands leave there is trusted by later builds, and so by the rewards
+// of training on it.
 func newRunner(ctx context.Context, ws *workspace.Workspace) (*sandbox.Runner, error) {
-	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}})
+	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: sandbox.GoCacheFor(ws.Source)})
 }
 
 // loop is the linear agent loop: ask the model, run its calls, repeat until it answers

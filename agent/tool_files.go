@@ -26,6 +26,12 @@ func (e *episode) resolve(p string, forWrite bool) (string, error) {
 	return abs, nil
 }
 
+// notRegular refuses a FIFO, socket or device: opening a FIFO a command left in the copy
+// would block frognano itself, not the command.
+func notRegular(p string) error {
+	return callErr("%s is not a regular file (a FIFO, socket or device); use Bash to work with it", p)
+}
+
 func runRead(_ context.Context, e *episode, a args) (string, error) {
 	p, err := e.resolve(a.str("file_path"), false)
 	if err != nil {
@@ -37,6 +43,9 @@ func runRead(_ context.Context, e *episode, a args) (string, error) {
 	}
 	if st.IsDir() {
 		return "", callErr("%s is a folder; use Glob or Bash (ls) to list it", a.str("file_path"))
+	}
+	if !st.Mode().IsRegular() {
+		return "", notRegular(a.str("file_path"))
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -93,7 +102,10 @@ func runWrite(_ context.Context, e *episode, a args) (string, error) {
 	}
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return "", callErr("%s is a folder", a.str("file_path"))
+	} else if err == nil && !st.Mode().IsRegular() {
+		return "", notRegular(a.str("file_path"))
 	}
+	made := firstMissing(p)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", callErr("%v", err)
 	}
@@ -101,7 +113,23 @@ func runWrite(_ context.Context, e *episode, a args) (string, error) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		return "", callErr("%v", err)
 	}
+	if err := e.runner.Adopt(made); err != nil {
+		return "", err // the sandbox failed: commands could not change the file
+	}
 	return fmt.Sprintf("Wrote %d bytes to %s", len(content), e.ws.Rel(p)), nil
+}
+
+// firstMissing is the top-most path from p upwards that does not exist yet (p itself when
+// its folder exists): what writing p creates, to be handed to the commands' user.
+func firstMissing(p string) string {
+	top := p
+	for d := filepath.Dir(p); d != top; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		top = d
+	}
+	return top
 }
 
 func runEdit(_ context.Context, e *episode, a args) (string, error) {
@@ -115,6 +143,9 @@ func runEdit(_ context.Context, e *episode, a args) (string, error) {
 	}
 	if old == repl {
 		return "", callErr("old_string and new_string are the same; nothing to change")
+	}
+	if st, err := os.Stat(p); err == nil && !st.Mode().IsRegular() {
+		return "", notRegular(a.str("file_path"))
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,9 @@ var setprivArgs = []string{"setpriv", fmt.Sprintf("--reuid=%d", nobody), fmt.Spr
 func (r *Runner) Adopt(path string) error {
 	if r.iso.UID != nobody || os.Geteuid() != 0 {
 		return nil
+	}
+	if err := searchable(path, r.hidden); err != nil {
+		return err
 	}
 	if err := adopt(path, nobody, nobody); err != nil {
 		return fmt.Errorf("sandbox: adopt %s: %w", path, err)
@@ -114,6 +118,19 @@ func adoptIn(dirfd, uid, gid int) error {
 		syscall.Close(sub)
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// searchable checks that nobody can reach dir: each folder above it must be searchable by
+// others, except those bubblewrap makes afresh (in the private /tmp and the hidden roots),
+// which are.
+func searchable(dir string, hidden []string) error {
+	fresh := append([]string{"/tmp"}, hidden...)
+	for d := filepath.Dir(dir); d != "/" && !containedBy(d, fresh, false); d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("sandbox: commands run as nobody and cannot reach %s: %s is not searchable by others (chmod o+x %s, or use a folder under /tmp)", dir, d, d)
 		}
 	}
 	return nil

@@ -51,7 +51,7 @@ func (w *Workspace) private() gitcmd.Repo {
 
 // git runs git on frognano's repository of the copy.
 func (w *Workspace) git(ctx context.Context, args ...string) ([]byte, error) {
-	return w.private().Run(ctx, nil, append([]string{"-c", "core.autocrlf=false"}, args...)...)
+	return w.private().Run(ctx, nil, args...)
 }
 
 // initGit makes frognano's repository of the copy: bare (the work tree is always given on

@@ -3,6 +3,9 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -76,6 +79,10 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 	if err := w.checkSeal(); err != nil {
 		return nil, err
 	}
+	specials, err := w.removeSpecialFiles()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := w.git(ctx, "add", "-A"); err != nil {
 		return nil, err
 	}
@@ -91,7 +98,7 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Changes{Diff: string(diff)}
+	c := &Changes{Diff: string(diff), Skipped: specials}
 	var ids []string
 	for _, e := range entries {
 		if e.oldMode == modeRepo || e.newMode == modeRepo {
@@ -140,6 +147,27 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 		}
 	}
 	return c, nil
+}
+
+// removeSpecialFiles deletes the FIFOs, sockets and devices a command left in the copy,
+// which git refuses to add (a tracked file replaced by a FIFO would fail the whole diff)
+// and which no editor could apply, and names them.
+func (w *Workspace) removeSpecialFiles() ([]Skipped, error) {
+	var out []Skipped
+	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" && filepath.Dir(p) == w.Root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		out = append(out, Skipped{Path: w.Rel(p), Why: "not a regular file (a FIFO, socket or device): not applied"})
+		return os.Remove(p)
+	})
+	return out, err
 }
 
 // rawEntry is one record of `git diff --raw -z`.

@@ -64,6 +64,7 @@ var hardening = []string{
 	"-c", "protocol.allow=never", // nothing frognano asks git does any transport
 	"-c", "gc.auto=0", "-c", "maintenance.auto=false", // no detached gc racing the copy's removal
 	"-c", "core.quotepath=false",
+	"-c", "core.autocrlf=false", // content as it is on disk
 }
 
 // Args is the whole argument list of git for args: the place, the hardening, then args.
