@@ -51,8 +51,10 @@ func TestEscapes(t *testing.T) {
 		report = append(report, fmt.Sprintf("%s  %-52s %s", verdict, esc.name, why))
 	}
 	report = append(report, fmt.Sprintf("%d tried, %d contained", tried, contained))
-
 	fmt.Println(strings.Join(report, "\n"))
+	if os.Geteuid() == 0 && os.Getenv("FROGNANO_ESCAPE_CHILD") == "" {
+		t.Run("as an ordinary user", escapesAsNobody)
+	}
 }
 
 // escapeLab holds what the attempts aim at, all made by the test: a home with a key, a
@@ -561,4 +563,58 @@ var escapes = []escape{
 		}
 		return true, "no capabilities"
 	}},
+}
+
+// escapesAsNobody runs the table again, in a copy of this test binary, as the unprivileged
+// user nobody: bubblewrap then works through a user namespace, with no pids cgroup of its
+// own and no root to drop, which is how most people run frognano.
+func escapesAsNobody(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "frognano-escape-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "agent.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"tmp", "cache", "home"} {
+		os.Mkdir(filepath.Join(dir, d), 0o777)
+		os.Chmod(filepath.Join(dir, d), 0o777)
+	}
+	os.Chmod(dir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		bin, "-test.run=^TestEscapes$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "TMPDIR=" + filepath.Join(dir, "tmp"),
+		"FROGNANO_CACHE=" + filepath.Join(dir, "cache"), "FROGNANO_ESCAPE_CHILD=1", "CI=" + os.Getenv("CI")}
+	out, err := cmd.CombinedOutput()
+	var table []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "contained") || strings.HasPrefix(line, "ESCAPED") || strings.Contains(line, " tried, ") {
+			table = append(table, line)
+		}
+	}
+	fmt.Println("as nobody:\n" + strings.Join(table, "\n"))
+	if err != nil || len(table) == 0 {
+		t.Fatalf("the escape table as nobody: %v\n%s", err, out)
+	}
+	var tried, contained int
+	if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != contained || tried != len(escapes) {
+		t.Errorf("as nobody: %s", table[len(table)-1])
+	}
 }
