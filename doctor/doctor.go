@@ -167,6 +167,10 @@ func checkGit(ctx context.Context, _ *state) Result {
 func checkSandbox(ctx context.Context, _ *state) Result {
 	iso := sandbox.Detect(ctx)
 	res := Result{Status: OK, Verdict: "sandbox mode " + iso.Summary()}
+	if iso.DenyByDefault {
+		hidden, allowed := sandbox.Bound(ctx)
+		res.Verdict += "; " + boundSummary(hidden, allowed)
+	}
 	var fixes []string
 	if iso.Mode != sandbox.ModeBwrap {
 		if _, err := exec.LookPath("bwrap"); err != nil {
@@ -183,6 +187,26 @@ func checkSandbox(ctx context.Context, _ *state) Result {
 		res.Fix = strings.Join(fixes, "; ")
 	}
 	return res
+}
+
+// boundSummary says what deny by default hides and binds back: how many entries of the
+// allowlist were found, and the first few (the table and its reasons are in
+// agent/sandbox/allow.go).
+func boundSummary(hidden []string, allowed []sandbox.Allowed) string {
+	const shown = 4
+	var names []string
+	for i, a := range allowed {
+		if i == shown {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, a.Path)
+	}
+	s := fmt.Sprintf("hidden: %s; bound back read-only: %d", strings.Join(hidden, ", "), len(allowed))
+	if len(names) > 0 {
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	return s
 }
 
 // maxUserWatches is where Linux says how many folders one user may watch (inotify).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/ollama"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
@@ -128,5 +129,20 @@ func TestWatchLimit(t *testing.T) {
 	maxUserWatches = filepath.Join(t.TempDir(), "absent")
 	if r := checkWatch(context.Background(), nil); r.Status != Info || !strings.Contains(r.Verdict, "compares the workspace") {
 		t.Errorf("no inotify: %+v", r)
+	}
+}
+
+// The sandbox line says the mode's guarantees and, deny by default, what is bound back.
+func TestSandboxSaysWhatIsBound(t *testing.T) {
+	r := checkSandbox(context.Background(), &state{})
+	if !strings.HasPrefix(r.Verdict, "sandbox mode ") {
+		t.Fatalf("verdict %q", r.Verdict)
+	}
+	if strings.HasPrefix(r.Verdict, "sandbox mode bwrap") && (!strings.Contains(r.Verdict, "homes and /run hidden") || !strings.Contains(r.Verdict, "bound back read-only: ")) {
+		t.Errorf("bwrap verdict does not say what is hidden and bound back: %q", r.Verdict)
+	}
+	t.Log(r.Verdict)
+	if got := boundSummary([]string{"/home", "/run"}, []sandbox.Allowed{{Path: "/a"}, {Path: "/b"}, {Path: "/c"}, {Path: "/d"}, {Path: "/e"}}); got != "hidden: /home, /run; bound back read-only: 5 (/a, /b, /c, /d, …)" {
+		t.Errorf("boundSummary = %q", got)
 	}
 }

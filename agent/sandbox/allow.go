@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,7 +218,25 @@ func allowBinds(cands []allowCandidate, hidden, secrets, gopath []string) ([]bin
 			add(bind{path: p, src: real}, c.why, c.install)
 		}
 	}
-	return binds, list
+	// For people, the outermost only: ~/.cargo/bin says nothing that ~/.cargo does not.
+	var outer []Allowed
+	for _, a := range list {
+		if !slices.ContainsFunc(list, func(o Allowed) bool { return o.Path != a.Path && within(a.Path, o.Path) }) {
+			outer = append(outer, a)
+		}
+	}
+	return binds, outer
+}
+
+// Bound says what bubblewrap mode would hide (hiddenRoots) and bind back read-only (the
+// allowlist entries found) for commands started now, for people: frognano doctor.
+func Bound(ctx context.Context) (hidden []string, allowed []Allowed) {
+	homes := homeDirs(os.Getenv)
+	hidden = hiddenRoots(homes)
+	goEnv := goEnvironmentCached(ctx)
+	cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
+	_, allowed = allowBinds(cands, hidden, secretCandidates(homes, os.Getenv), filepath.SplitList(goEnv["GOPATH"]))
+	return hidden, allowed
 }
 
 // installation is the directory to bind for real, an entry of PATH or an interpreter: for a

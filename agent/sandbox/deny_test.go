@@ -253,3 +253,26 @@ func TestUnshareEmptyFileReadOnly(t *testing.T) {
 		t.Errorf("the empty file changed: mode %v, content %q; stdout %q stderr %q", st.Mode().Perm(), b, o.Stdout, o.Stderr)
 	}
 }
+
+// fnm puts a per-shell link under XDG_RUNTIME_DIR (/run/user/UID, hidden) on PATH: the entry
+// works, resolved, while the rest of /run stays hidden.
+func TestPathEntryThroughRunLink(t *testing.T) {
+	home, _ := fakeHome(t)
+	install := filepath.Join(home, "node-versions", "v20", "installation")
+	os.MkdirAll(filepath.Join(install, "bin"), 0o755)
+	os.WriteFile(filepath.Join(install, "bin", "nodeish"), []byte("#!/bin/sh\necho nodeish ran\n"), 0o755)
+	shells, err := os.MkdirTemp("/run", "frognano-test-")
+	if err != nil {
+		t.Skipf("cannot write under /run (needs root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shells) })
+	os.WriteFile(filepath.Join(shells, "other"), []byte(secretMark+"run\n"), 0o644)
+	link := filepath.Join(shells, "1234_5678")
+	os.Symlink(install, link)
+	t.Setenv("PATH", filepath.Join(link, "bin")+":"+os.Getenv("PATH"))
+	r := bwrapRunner(t, Options{})
+	o := run(t, r, fmt.Sprintf("nodeish; cat %s/other; ls %s; echo done", shells, shells), 10*time.Second)
+	if o.Stdout != "nodeish ran\n1234_5678\ndone\n" {
+		t.Errorf("want the PATH entry through /run to work and nothing else there: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+}
