@@ -141,11 +141,13 @@ func mountPoints(path string, parent *op, created map[string]bool) []string {
 // namespace. A path gone since it was found has nothing left to hide; a mount that fails
 // stops the command rather than run it with the secret in view.
 //
-// The empty file itself is first made read-only in the namespace: it lives in the real
-// /tmp and belongs to the user the command runs as, who could otherwise chmod it and write
-// what every masked path then shows.
+// The empty file itself is first made read-only in the namespace, when there is anything to
+// hide: it lives in the real /tmp and belongs to the user the command runs as, who could
+// otherwise chmod it and write what every masked path then shows.
 const unshareInit = `empty=$1; shift
-mount -n --bind -o ro "$empty" "$empty" || { echo "sandbox: cannot protect $empty" >&2; exit 125; }
+if [ "$1" != -- ]; then
+	mount -n --bind -o ro "$empty" "$empty" || { echo "sandbox: cannot protect $empty" >&2; exit 125; }
+fi
 while [ "$1" != -- ]; do
 	if [ -e "$2" ]; then
 		case $1 in

@@ -104,3 +104,13 @@ func BenchmarkRunTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkArgv is the per-command look-up: the secrets that exist now, the allowlist's binds
+// and the mount order.
+func BenchmarkArgv(b *testing.B) {
+	r := newRunner(b, "", nil)
+	dir := b.TempDir()
+	for b.Loop() {
+		r.argv(dir, "true", nil)
+	}
+}

@@ -1,7 +1,8 @@
 // Package sandbox runs the agent's Bash commands confined to its private copy of the
-// workspace: no network, writes only to the copy, the user's credentials hidden (secrets.go),
-// every process of a command killed when it ends, resource limits, and a scrubbed
-// environment.
+// workspace: no network, writes only to the copy, deny by default (the homes and /run empty
+// but for the toolchains, allow.go) with the user's credentials hidden besides (secrets.go),
+// as nobody when frognano is root (owner.go), every process of a command killed when it
+// ends, resource limits, and a scrubbed environment.
 //
 // Start with [NewRunner], which probes once what the machine allows ([Detect]), then call
 // [Runner.Run] per command. Strongest first, the modes are bubblewrap, util-linux unshare,
@@ -43,8 +44,9 @@ type Options struct {
 	// ReadOnly are more files or directories commands may read, at the same path inside the
 	// sandbox: bound read-only in bwrap mode, after the private /tmp, so they may lie under
 	// /tmp or in a hidden place (a home directory, /run); in the other modes they are visible
-	// already. A path that does not exist is an error. The agent lets commands read the git
-	// objects of the copy, kept outside it, this way.
+	// already. A path that does not exist is an error. What the secrets table hides stays
+	// hidden inside them. The agent lets commands read the git objects of the copy, kept
+	// outside it, this way.
 	ReadOnly []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.

@@ -9,12 +9,13 @@ import (
 	"strings"
 )
 
-// The commands get a private HOME, but the file system they see is the machine's, read-only:
-// toolchains installed under the real home (~/.cargo, ~/.nvm, ~/.pyenv, ~/go, ~/sdk) must keep
-// working, so the real home cannot be hidden as a whole. The well-known places that hold
-// credentials are hidden instead (masks.go says how). A read is enough to leak: whatever a
-// command prints or writes into the copy reaches the model, the trajectory and the change
-// shown to the user.
+// The commands get a private HOME, and under bubblewrap the home directories and /run are
+// empty but for an allowlist (allow.go). This table is the second layer: what it names is
+// hidden wherever it lies, outside the homes (/etc/shadow, host keys, daemons' sockets) and
+// inside what the allowlist binds back (~/.cargo/credentials.toml); in unshare mode, which
+// cannot bind anything back, it is the only layer. masks.go says how. A read is enough to
+// leak: whatever a command prints or writes into the copy reaches the model, the trajectory
+// and the change shown to the user.
 
 // secrets lists what is hidden, with why. A path is one of
 //   - "~/rel": rel under each home directory (homeDirs);
