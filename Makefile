@@ -20,6 +20,10 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+# Every test is a new repository, and the sandbox keeps a Go build cache per repository: the
+# tests share one instead (FROGNANO_SANDBOX_GOCACHE, see agent/run.go), or each would build
+# the standard library again.
 test: setup vet
 	cd editors/vscode && npm test
-	$(GO) test -race -count=1 -timeout 30m ./...
+	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
+		$(GO) test -race -count=1 -timeout 30m ./...

@@ -141,8 +141,17 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 // the copy stays out of their reach. Their Go build cache is the repository's own: what
 // one repository's commands leave there is trusted by later builds, and so by the rewards
 // of training on it.
+//
+// FROGNANO_SANDBOX_GOCACHE, when set, names one Go build cache for every repository
+// instead: for test suites, whose every test is a new repository that would otherwise
+// compile the standard library again. It gives up that separation, so it is not for
+// everyday use.
 func newRunner(ctx context.Context, ws *workspace.Workspace) (*sandbox.Runner, error) {
-	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: sandbox.GoCacheFor(ws.Source)})
+	goCache := sandbox.GoCacheFor(ws.Source)
+	if shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); shared != "" {
+		goCache = shared
+	}
+	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCache})
 }
 
 // loop is the linear agent loop: ask the model, run its calls, repeat until it answers

@@ -43,9 +43,15 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 	}
 	for _, f := range c.Files {
 		u := uri.File(filepath.Join(root, filepath.FromSlash(f.Path)))
+		// Every path must lead through real folders of the user's: an editor follows a link
+		// on the way, and nothing removes a link before the edit (links are the server's).
+		if err := checkPaths(root, f); err != nil {
+			skipped = append(skipped, err.Error())
+			continue
+		}
 		if touchesLink(f) {
-			if !linkAllowed(f) {
-				skipped = append(skipped, fmt.Sprintf("%s (a symbolic link to %s, outside the folder)", f.Path, f.Content))
+			if err := linkAllowed(root, f); err != nil {
+				skipped = append(skipped, err.Error())
 			}
 			continue // not expressible in a WorkspaceEdit: see linkChanges
 		}
@@ -82,16 +88,31 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 					Options: &protocol.CreateFileOptions{Overwrite: ptr(false), IgnoreIfExists: ptr(false)}},
 				textEdit(u, nil, "", string(f.Content), ann))
 		case workspace.Deleted:
+			// Only what the agent saw is deleted: the user's newer text is never lost.
+			if _, _, current, err := currentText(docs, u, f.Path, root); err != nil || current != string(f.Base) {
+				skipped = append(skipped, f.Path+" (you changed it since the agent started; not deleted)")
+				continue
+			}
 			needs = append(needs, "delete")
 			edit.DocumentChanges = append(edit.DocumentChanges,
 				&protocol.DeleteFile{Kind: "delete", URI: u, ResourceOperation: protocol.ResourceOperation{Kind: "delete", AnnotationID: ann}})
 		case workspace.Renamed:
-			needs = append(needs, "rename")
 			old := uri.File(filepath.Join(root, filepath.FromSlash(f.OldPath)))
+			_, _, current, err := currentText(docs, old, f.OldPath, root)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s (%v)", f.OldPath, err))
+				continue
+			}
+			target, err := rebase(string(f.Base), current, string(f.Content))
+			if err != nil {
+				skipped = append(skipped, f.OldPath+" -> "+f.Path+" ("+err.Error()+"; not renamed)")
+				continue
+			}
+			needs = append(needs, "rename")
 			edit.DocumentChanges = append(edit.DocumentChanges,
 				&protocol.RenameFile{Kind: "rename", OldURI: old, NewURI: u, ResourceOperation: protocol.ResourceOperation{Kind: "rename", AnnotationID: ann}})
-			if string(f.Base) != string(f.Content) {
-				edit.DocumentChanges = append(edit.DocumentChanges, textEdit(u, nil, string(f.Base), string(f.Content), ann))
+			if current != target {
+				edit.DocumentChanges = append(edit.DocumentChanges, textEdit(u, nil, current, target, ann))
 			}
 		}
 	}
@@ -100,7 +121,7 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 			return nil, skipped, fmt.Errorf("the agent's change needs to %s files, which your editor does not support in workspace edits", op)
 		}
 	}
-	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 && len(linkChanges(c).Files) == 0 {
+	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 && len(linkChanges(c, root).Files) == 0 {
 		return nil, skipped, fmt.Errorf("every change conflicts with your edits, nothing to apply: %s", strings.Join(skipped, "; "))
 	}
 	return edit, skipped, nil
@@ -112,17 +133,34 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 func touchesLink(f workspace.FileChange) bool { return f.IsLink() || f.BaseIsLink() }
 
 // linkAllowed: a link is made only when its target stays inside the folder.
-func linkAllowed(f workspace.FileChange) bool {
-	return !f.IsLink() || workspace.LinkInside(f.Path, string(f.Content))
+func linkAllowed(root string, f workspace.FileChange) error {
+	if !f.IsLink() {
+		return nil
+	}
+	return workspace.CheckLink(root, f.Path, string(f.Content))
+}
+
+// checkPaths refuses a change whose path, or old path, is not plain or leads through a link
+// or a file in the user's folder.
+func checkPaths(root string, f workspace.FileChange) error {
+	for _, p := range []string{f.Path, f.OldPath} {
+		if p == "" {
+			continue
+		}
+		if err := workspace.CheckPath(root, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // linkChanges are the changes the server applies itself, after the editor applied the
 // rest (workspace.Apply: links only when their target stays in the folder, nothing through
 // a link, and only if the user's entry is still what the agent saw).
-func linkChanges(c *workspace.Changes) *workspace.Changes {
+func linkChanges(c *workspace.Changes, root string) *workspace.Changes {
 	out := &workspace.Changes{}
 	for _, f := range c.Files {
-		if touchesLink(f) && linkAllowed(f) {
+		if touchesLink(f) && checkPaths(root, f) == nil && linkAllowed(root, f) == nil {
 			out.Files = append(out.Files, f)
 		}
 	}

@@ -147,7 +147,7 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		s.show(ctx, protocol.MessageTypeWarning, "FrogNano left out some of its changes: %s", strings.Join(skipped, "; "))
 	}
 	summary := fmt.Sprintf("%d files changed", len(res.Changes.Files)-len(skipped))
-	links := linkChanges(res.Changes)
+	links := linkChanges(res.Changes, root)
 	if !apply {
 		if len(links.Files) > 0 {
 			s.show(ctx, protocol.MessageTypeWarning, "FrogNano's change for %s also touches symbolic links, which a previewed edit cannot carry: %s. Turn the preview off to have them applied, or make them yourself.", d.Title, linkNames(links))

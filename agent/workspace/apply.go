@@ -77,8 +77,10 @@ func CheckApply(root string, c *Changes) error {
 				refused = append(refused, err.Error())
 			}
 		}
-		if f.IsLink() && !LinkInside(f.Path, string(f.Content)) {
-			refused = append(refused, fmt.Sprintf("%s: a symbolic link to %s, outside the folder", f.Path, f.Content))
+		if f.IsLink() {
+			if err := CheckLink(root, f.Path, string(f.Content)); err != nil {
+				refused = append(refused, err.Error())
+			}
 		}
 		p := filepath.Join(root, filepath.FromSlash(f.Path))
 		switch f.Kind {
@@ -158,6 +160,41 @@ func checkParents(root, rel string, removed map[string]bool) error {
 			return fmt.Errorf("%s: %s is a symbolic link in your folder; not writing through it", rel, prefix)
 		case !st.IsDir():
 			return fmt.Errorf("%s: %s is a file in your folder", rel, prefix)
+		}
+	}
+	return nil
+}
+
+// CheckPath refuses rel (a path a change names) when it is not a plain relative path, or
+// when something on its way in the folder root is a symbolic link or a file: writing there
+// would go through the link. For a caller that cannot order removals first (an editor).
+func CheckPath(root, rel string) error {
+	if err := checkRel(rel); err != nil {
+		return err
+	}
+	return checkParents(root, rel, nil)
+}
+
+// CheckLink refuses a symbolic link at rel with target unless the target stays inside the
+// folder root: LinkInside, and no part of the target's path in root is itself a link (a
+// link of the user's pointing out, say vendor -> /opt/vendor, would carry it out).
+func CheckLink(root, rel, target string) error {
+	if !LinkInside(rel, target) {
+		return fmt.Errorf("%s: a symbolic link to %s, outside the folder", rel, target)
+	}
+	resolved := path.Join(path.Dir(rel), target)
+	parts := strings.Split(resolved, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		if prefix == "." || prefix == "" {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(prefix)))
+		if err != nil {
+			return nil // what does not exist cannot lead out
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: a symbolic link to %s, which goes through the link %s in your folder", rel, target, prefix)
 		}
 	}
 	return nil

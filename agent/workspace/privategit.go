@@ -46,7 +46,10 @@ var identity = []string{
 var sealedFiles = []string{"config", "info/attributes", "commondir", "config.worktree", "objects/info/alternates"}
 
 func (w *Workspace) private() gitcmd.Repo {
-	return gitcmd.Repo{GitDir: w.gitDir, WorkTree: w.Root, Trust: gitcmd.Hostile, Env: identity}
+	// The NTFS and HFS name checks refuse names that are harmless here (git~1), and a
+	// refused name fails the whole `git add`; names like .git are left out before git runs.
+	return gitcmd.Repo{GitDir: w.gitDir, WorkTree: w.Root, Trust: gitcmd.Hostile, Env: identity,
+		Config: []string{"core.protectNTFS=false", "core.protectHFS=false"}}
 }
 
 // git runs git on frognano's repository of the copy.

@@ -1,12 +1,16 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ChangeKind says what happened to a file.
@@ -72,24 +76,40 @@ type Changes struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
+// Caps on what Changes reads: the copy is the model's, and a sparse file costs it no disk
+// while costing frognano its size in memory (in the result, the trajectory and the edit).
+const (
+	// MaxFileSize: a file larger than this is left out of the changes, named in Skipped.
+	MaxFileSize = 8 << 20
+	// MaxChangeSize: new content beyond this in all is left out, the largest files first.
+	MaxChangeSize = 64 << 20
+	// changesTimeout bounds reading the changes, whatever the copy holds.
+	changesTimeout = 5 * time.Minute
+)
+
 // Changes computes what differs between the copy now and its base, the way the model's
 // training harness did (`git add -A && git diff --cached`), with renames detected. Contents
-// come from what git recorded, so no link in the copy is ever followed.
+// come from what git recorded, so no link in the copy is ever followed. What git cannot or
+// must not record is left out first and named in Skipped: special files, .git folders or
+// files below the copy's root, and files over MaxFileSize.
 func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
+	ctx, cancel := context.WithTimeout(ctx, changesTimeout)
+	defer cancel()
 	if err := w.checkSeal(); err != nil {
 		return nil, err
 	}
-	specials, err := w.removeSpecialFiles()
+	skipped, large, err := w.prune()
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if err := w.addAll(ctx, large); err != nil {
+		return nil, err
+	}
+	more, err := w.largeChanged(ctx, large)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.git(ctx, "add", "-A"); err != nil {
-		return nil, err
-	}
-	diff, err := w.git(ctx, "diff", "--cached", "--binary", "-M", w.base)
-	if err != nil {
-		return nil, err
-	}
+	skipped = append(skipped, more...)
 	raw, err := w.git(ctx, "diff", "--cached", "-M", "--raw", "--no-abbrev", "-z", w.base)
 	if err != nil {
 		return nil, err
@@ -98,13 +118,14 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Changes{Diff: string(diff), Skipped: specials}
+	entries, dropped, more, err := w.capSizes(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	skipped = append(skipped, more...)
+	c := &Changes{Skipped: skipped}
 	var ids []string
 	for _, e := range entries {
-		if e.oldMode == modeRepo || e.newMode == modeRepo {
-			c.Skipped = append(c.Skipped, Skipped{Path: e.path, Why: "a nested git repository: not shown, not applied"})
-			continue
-		}
 		fc := FileChange{Path: e.path}
 		switch e.status {
 		case 'R':
@@ -125,6 +146,24 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 			ids = append(ids, e.newID)
 		}
 		c.Files = append(c.Files, fc)
+	}
+	switch {
+	case len(dropped) > maxExcluded:
+		c.Diff = "(the change is too large to show as a diff)\n"
+	case len(entries) > 0:
+		// The diff of what is reported, no more: a left-out file must not reach it either.
+		args := []string{"diff", "--cached", "--binary", "-M", w.base, "--"}
+		if len(dropped) > 0 {
+			args = append(args, ".")
+			for _, p := range dropped {
+				args = append(args, ":(exclude,literal)"+p)
+			}
+		}
+		diff, err := w.git(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		c.Diff = string(diff)
 	}
 	blobs, err := w.readBlobs(ctx, ids)
 	if err != nil {
@@ -149,25 +188,165 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 	return c, nil
 }
 
-// removeSpecialFiles deletes the FIFOs, sockets and devices a command left in the copy,
-// which git refuses to add (a tracked file replaced by a FIFO would fail the whole diff)
-// and which no editor could apply, and names them.
-func (w *Workspace) removeSpecialFiles() ([]Skipped, error) {
-	var out []Skipped
-	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
+// prune removes from the copy what git must not see, naming it: FIFOs, sockets and devices
+// (git refuses them, and opening a FIFO would block), and every .git below the root, in any
+// case (git refuses those names; a nested repository would be recorded as a commit id read
+// from wherever its .git file points, and its files hidden). It also lists the regular files
+// over MaxFileSize, which git is told to leave alone. The copy's own .git is the agent's
+// repository and stays.
+func (w *Workspace) prune() (skipped []Skipped, large []string, err error) {
+	own := filepath.Join(w.Root, ".git")
+	err = filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" && filepath.Dir(p) == w.Root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+		if p == own {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 			return nil
 		}
-		out = append(out, Skipped{Path: w.Rel(p), Why: "not a regular file (a FIFO, socket or device): not applied"})
-		return os.Remove(p)
+		rel := w.Rel(p)
+		switch {
+		case strings.EqualFold(d.Name(), ".git"):
+			skipped = append(skipped, Skipped{Path: rel, Why: "a git repository's own data inside the copy: left out"})
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.IsDir(), d.Type()&fs.ModeSymlink != 0:
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if info.Size() > MaxFileSize {
+				large = append(large, rel)
+			}
+		default:
+			skipped = append(skipped, Skipped{Path: rel, Why: "not a regular file (a FIFO, socket or device): not applied"})
+			return os.Remove(p)
+		}
+		return nil
 	})
-	return out, err
+	return skipped, large, err
+}
+
+// addAll is `git add -A` of the copy, leaving the large files as the base has them.
+func (w *Workspace) addAll(ctx context.Context, large []string) error {
+	_, err := w.private().Run(ctx, pathspecs([]string{"."}, large), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	return nil
+}
+
+// pathspecs is a NUL-separated pathspec list for --pathspec-from-file: paths taken
+// literally, excluding those in exclude.
+func pathspecs(paths, exclude []string) []byte {
+	var b strings.Builder
+	for _, p := range paths {
+		if p == "." {
+			b.WriteString(".\x00")
+			continue
+		}
+		b.WriteString(":(literal)" + p + "\x00")
+	}
+	for _, p := range exclude {
+		b.WriteString(":(exclude,literal)" + p + "\x00")
+	}
+	return []byte(b.String())
+}
+
+// largeChanged names the large files that are not the base's as they are (new, or of
+// another size): they are left out of the changes. One of the same size is taken as
+// unchanged, unread.
+func (w *Workspace) largeChanged(ctx context.Context, large []string) ([]Skipped, error) {
+	if len(large) == 0 {
+		return nil, nil
+	}
+	var q strings.Builder
+	for _, p := range large {
+		q.WriteString(w.base + ":" + p + "\n")
+	}
+	out, err := w.private().Run(ctx, []byte(q.String()), "cat-file", "--batch-check=%(objectsize)")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	var skipped []Skipped
+	for i, p := range large {
+		st, err := os.Lstat(filepath.Join(w.Root, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, err
+		}
+		if i >= len(lines) || lines[i] != strconv.FormatInt(st.Size(), 10) {
+			skipped = append(skipped, Skipped{Path: p, Why: fmt.Sprintf("larger than %d MiB: not shown, not applied", MaxFileSize>>20)})
+		}
+	}
+	return skipped, nil
+}
+
+// maxExcluded bounds the paths excluded from the diff on its command line.
+const maxExcluded = 1000
+
+// capSizes drops the entries whose new content would take the total over MaxChangeSize,
+// the largest first, and returns the paths dropped.
+func (w *Workspace) capSizes(ctx context.Context, entries []rawEntry) ([]rawEntry, []string, []Skipped, error) {
+	var ids []string
+	for _, e := range entries {
+		if e.status != 'D' {
+			ids = append(ids, e.newID)
+		}
+	}
+	if len(ids) == 0 {
+		return entries, nil, nil, nil
+	}
+	out, err := w.private().Run(ctx, []byte(strings.Join(ids, "\n")+"\n"), "cat-file", "--batch-check=%(objectname) %(objectsize)")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("workspace: %w", err)
+	}
+	size := map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		id, n, _ := strings.Cut(line, " ")
+		v, _ := strconv.ParseInt(n, 10, 64)
+		size[id] = v
+	}
+	var total int64
+	for _, e := range entries {
+		if e.status != 'D' {
+			total += size[e.newID]
+		}
+	}
+	if total <= MaxChangeSize {
+		return entries, nil, nil, nil
+	}
+	order := slices.Clone(entries)
+	slices.SortStableFunc(order, func(a, b rawEntry) int { return cmp.Compare(size[b.newID], size[a.newID]) })
+	drop := map[string]bool{}
+	var skipped []Skipped
+	for _, e := range order {
+		if total <= MaxChangeSize {
+			break
+		}
+		if e.status != 'D' {
+			drop[e.path] = true
+			total -= size[e.newID]
+			skipped = append(skipped, Skipped{Path: e.path, Why: fmt.Sprintf("the change is over %d MiB in all: not shown, not applied", MaxChangeSize>>20)})
+		}
+	}
+	var kept []rawEntry
+	var dropped []string
+	for _, e := range entries {
+		if drop[e.path] {
+			dropped = append(dropped, e.path)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	return kept, dropped, skipped, nil
 }
 
 // rawEntry is one record of `git diff --raw -z`.

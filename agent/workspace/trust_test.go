@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Everything under the copy is written by the model: these tests play the model's part by
@@ -243,6 +246,12 @@ func TestApplyDoesNotWriteThroughLinks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "evil.txt")); err == nil {
 		t.Error("Apply wrote through the link")
 	}
+	// A link whose text stays inside but whose path goes through a link of the user's.
+	os.Symlink("/etc", filepath.Join(src, "etc"))
+	through := &Changes{Files: []FileChange{{Kind: Created, Path: "sh", Content: []byte("etc/shadow"), Mode: ModeLink}}}
+	if err := Apply(src, through); err == nil || !strings.Contains(err.Error(), "goes through the link etc") {
+		t.Errorf("Apply of a link out through the user's link: %v", err)
+	}
 	forged := &Changes{Files: []FileChange{{Kind: Created, Path: "../escape.txt", Content: []byte("x"), Mode: ModeFile}}}
 	if err := Apply(src, forged); err == nil {
 		t.Error("Apply of a path with ..")
@@ -316,21 +325,74 @@ func TestInheritedGitDirIsIgnored(t *testing.T) {
 	}
 }
 
-// A nested repository the agent makes is left out, and said so.
-func TestNestedRepositorySkipped(t *testing.T) {
-	w, _ := prepare(t, map[string]string{"a.txt": "a\n"}, nil)
-	write(t, w.Root, map[string]string{"sub/x.txt": "x\n"})
-	cmd := exec.Command("git", "init", "-q")
-	cmd.Dir = filepath.Join(w.Root, "sub")
-	cmd.Run()
-	cmd = exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-q", "--allow-empty", "-m", "x")
-	cmd.Dir = filepath.Join(w.Root, "sub")
-	cmd.Run()
-	c, err := w.Changes(context.Background())
+// What git must not see is left out of the changes and named: a nested repository's .git
+// (its files are then shown as they are), a .git file pointing at another repository, a
+// .GIT folder, FIFOs where git would open them, files over the size cap (sparse ones cost
+// the agent nothing), and new content beyond the total cap.
+func TestPrunedAndCapped(t *testing.T) {
+	w, _ := prepare(t, map[string]string{"a.txt": "a\n", "d/.gitignore": "*.log\n"}, nil)
+	other := t.TempDir()
+	exec.Command("git", "init", "-q", other).Run()
+	exec.Command("git", "-C", other, "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-q", "--allow-empty", "-m", "x").Run()
+	otherHead, _ := exec.Command("git", "-C", other, "rev-parse", "HEAD").Output()
+	write(t, w.Root, map[string]string{"sub/x.txt": "x\n", "n/f.txt": "f\n", ".GIT/config": "x", "ok.txt": "ok\n"})
+	exec.Command("git", "init", "-q", filepath.Join(w.Root, "sub")).Run()
+	os.WriteFile(filepath.Join(w.Root, "n", ".git"), []byte("gitdir: "+other+"/.git\n"), 0o644)
+	for _, fifo := range []string{".gitignore", "d/.gitignore", ".gitattributes", "pipe"} {
+		os.Remove(filepath.Join(w.Root, fifo))
+		if err := syscall.Mkfifo(filepath.Join(w.Root, fifo), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"sparse1", "sparse2"} {
+		f, _ := os.Create(filepath.Join(w.Root, name))
+		f.Truncate(1 << 30)
+		f.Close()
+	}
+	done := make(chan struct{})
+	var c *Changes
+	var err error
+	go func() { c, err = w.Changes(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Changes blocked")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Files) != 0 || len(c.Skipped) != 1 || c.Skipped[0].Path != "sub" {
-		t.Errorf("files %+v skipped %+v", c.Files, c.Skipped)
+	var files, skipped []string
+	for _, f := range c.Files {
+		files = append(files, string(f.Kind)+" "+f.Path)
+	}
+	for _, s := range c.Skipped {
+		skipped = append(skipped, s.Path)
+	}
+	if g := strings.Join(files, "|"); !sameSet(g, "created sub/x.txt|created n/f.txt|created ok.txt|deleted d/.gitignore") {
+		t.Errorf("files %q", g)
+	}
+	if g := strings.Join(skipped, "|"); !sameSet(g, "sub/.git|n/.git|.GIT|.gitattributes|.gitignore|d/.gitignore|pipe|sparse1|sparse2") {
+		t.Errorf("skipped %q", g)
+	}
+	if strings.Contains(c.Diff, strings.TrimSpace(string(otherHead))) || strings.Contains(c.Diff, "sparse") {
+		t.Errorf("the diff shows what was left out:\n%s", c.Diff)
+	}
+
+	// Many files under the per-file cap, over the total one.
+	w2, _ := prepare(t, map[string]string{"a.txt": "a\n"}, nil)
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), (MaxFileSize-1)/16)
+	for i := range MaxChangeSize/len(chunk) + 2 {
+		os.WriteFile(filepath.Join(w2.Root, fmt.Sprintf("big%02d", i)), chunk, 0o644)
+	}
+	c, err = w2.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, f := range c.Files {
+		total += len(f.Content)
+	}
+	if total > MaxChangeSize || len(c.Skipped) == 0 || len(c.Files) == 0 {
+		t.Errorf("%d bytes in %d files, %d skipped", total, len(c.Files), len(c.Skipped))
 	}
 }

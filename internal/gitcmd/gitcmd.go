@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // Trust says whose repository git is run on.
@@ -47,6 +48,8 @@ type Repo struct {
 	// neither searches for a repository nor honours a core.worktree setting.
 	GitDir, WorkTree string
 	Trust            Trust
+	// Config are more settings (name=value), given after the hardening with -c.
+	Config []string
 	// Env is added to the scrubbed environment (author names, say); GIT_* entries in it are
 	// the caller's own choice and kept.
 	Env []string
@@ -80,6 +83,9 @@ func (r Repo) Args(args ...string) []string {
 		a = append(a, "--work-tree="+r.WorkTree)
 	}
 	a = append(a, hardening...)
+	for _, c := range r.Config {
+		a = append(a, "-c", c)
+	}
 	if len(args) > 0 && diffing[args[0]] {
 		// diff.external cannot be unset from the command line (an empty value is run as a
 		// program), so the porcelain that would honour it is told not to.
@@ -121,6 +127,9 @@ func (r Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", r.Args(args...)...)
 	cmd.Env = r.Environ()
 	cmd.Dir = "/" // never the caller's working directory: git would look for a repository there
+	// Once ctx ends git is killed; a child it started that keeps the pipes open must not
+	// keep Run waiting.
+	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
