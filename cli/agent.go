@@ -63,7 +63,7 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
 	} else if res.Changes != nil && res.Changes.Diff != "" {
-		fmt.Fprint(env.Stdout, res.Changes.Diff)
+		fmt.Fprint(env.Stdout, visible(env.Stdout, res.Changes.Diff))
 	}
 	nfiles := 0
 	if res.Changes != nil {
@@ -75,19 +75,22 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stderr, "\n%s\n", summary)
 	if res.Answer != "" && !*asJSON {
-		fmt.Fprintf(env.Stderr, "answer: %s\n", res.Answer)
+		fmt.Fprintf(env.Stderr, "answer: %s\n", visible(env.Stderr, res.Answer))
 	}
 	fmt.Fprintf(env.Stderr, "trajectory: %s\n", res.Trajectory)
 	if res.Changes != nil {
 		for _, s := range res.Changes.Skipped {
-			fmt.Fprintf(env.Stderr, "left out: %s: %s\n", s.Path, s.Why)
+			fmt.Fprintf(env.Stderr, "left out: %s: %s\n", visible(env.Stderr, s.Path), s.Why)
+		}
+		if tools := toolSettings(res.Changes); len(tools) > 0 {
+			fmt.Fprintf(env.Stderr, "note: the change touches files that configure tools which may run code on their own (%s): read them before you apply\n", visible(env.Stderr, strings.Join(tools, ", ")))
 		}
 	}
 	if *apply && res.Changes != nil && len(res.Changes.Files) > 0 {
 		// Work cut short is shown, but applied only on request: the model did not say it
 		// was finished, and its half-done edit may break the user's build.
 		if res.Exit != agent.ExitDone && !*applyIncomplete {
-			fmt.Fprintf(env.Stderr, "frognano agent: not applied: the episode ended with %s, not an answer. The diff is above: apply it with `git apply`, or pass --apply-incomplete to apply partial work.\n", res.Exit)
+			fmt.Fprintf(env.Stderr, "frognano agent: not applied: the episode ended with %s, not an answer. Review the diff above; pass --apply-incomplete as well to apply partial work.\n", res.Exit)
 			return exitFailed
 		}
 		if err := workspace.Apply(*dir, res.Changes); err != nil {
@@ -100,6 +103,25 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// toolSettings lists the changed files that editors and shells act on without being asked
+// (VS Code settings and tasks, direnv, dev containers): a change there can run code the
+// next time the folder is opened, so it deserves a closer look than a source file.
+func toolSettings(c *workspace.Changes) []string {
+	var out []string
+	for _, f := range c.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			top, _, _ := strings.Cut(p, "/")
+			switch {
+			case p == "":
+			case top == ".vscode", top == ".idea", top == ".devcontainer", top == ".zed", top == ".nvim.lua", top == ".exrc", top == ".nvimrc",
+				p == ".envrc", p == ".env":
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func printEvent(env Env, ev agent.Event) {
