@@ -1,6 +1,9 @@
 // Package vscode runs the VS Code extension's end-to-end test (test/e2e.mjs) in real VS Code
 // (code-server + headless Chromium) against the real `frognano lsp` and a real Ollama
 // serving a scripted model. Everything it needs is installed by test/run-e2e.sh.
+//
+// The folder is opened untrusted (Restricted Mode) and its own .vscode/settings.json names
+// another binary and another Ollama: the test fails if either is used (issue 9, finding 4).
 package vscode
 
 import (
