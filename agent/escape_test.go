@@ -35,10 +35,14 @@ func TestEscapes(t *testing.T) {
 		}
 		t.Skipf("bubblewrap does not work here: %s", iso.Summary())
 	}
+	t.Setenv("FROGNANO_SANDBOX_GOCACHE", "") // the table tries the per-repository caches
 	x := newEscapeLab(t)
 	tried, contained := 0, 0
 	var report []string
 	for _, esc := range escapes {
+		if esc.root && os.Geteuid() != 0 {
+			continue
+		}
 		tried++
 		ok, why := x.attempt(t, esc)
 		verdict := "contained"
@@ -123,9 +127,11 @@ func (r *try) bash(command string, timeout time.Duration) string {
 
 type escape struct {
 	name   string
-	limits *sandbox.Limits // nil: the defaults an episode runs with
-	before func(r *try)    // before the copy is made (the environment frognano inherits)
-	agent  func(r *try)    // the model's part
+	root   bool              // needs root to set up (a mount on the host, a root-owned file): tried as root only
+	env    map[string]string // frognano's environment for this attempt, restored after it
+	limits *sandbox.Limits   // nil: the defaults an episode runs with
+	before func(r *try)      // before the copy is made (the environment frognano inherits)
+	agent  func(r *try)      // the model's part
 	// held says whether it was contained, with the evidence; the checks common to all
 	// (no payload ran, no secret reached the model, the changes or the user's folder, no
 	// process left) come on top.
@@ -136,6 +142,15 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 	t.Helper()
 	os.Remove(x.marker)
 	r := &try{x: x, user: userRepo(t)}
+	for k, v := range esc.env {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, strings.NewReplacer("HOME", x.home).Replace(v))
+		if had {
+			defer os.Setenv(k, old)
+		} else {
+			defer os.Unsetenv(k)
+		}
+	}
 	if esc.before != nil {
 		esc.before(r)
 	}
@@ -339,13 +354,17 @@ var escapes = []escape{
 	{name: "nested .git file naming the user's repository", agent: func(r *try) {
 		r.bash(`mkdir n && echo "gitdir: USER/.git" > n/.git && echo x > n/f && git -C n config core.fsmonitor "touch MARK"; echo edit >> a.txt`, time.Minute)
 	}, held: func(r *try) (bool, string) {
-		if st := gitOut(nil, r.user, "status", "--porcelain"); st != "M a.txt" {
+		// n/f is the agent's new file and applies; its .git is left out.
+		if st := gitOut(nil, r.user, "status", "--porcelain", "--untracked-files=all"); st != "M a.txt\n?? n/f" {
 			return false, fmt.Sprintf("the user's repository changed: %q", st)
+		}
+		if _, err := os.Lstat(filepath.Join(r.user, "n", ".git")); err == nil {
+			return false, "the .git file was applied"
 		}
 		return appliedEdit(r)
 	}},
 	{name: "a FIFO for the file tools and the diff to block on", agent: func(r *try) {
-		r.bash(`mkfifo pipe.txt a2.txt && rm a.txt && mkfifo a.txt`, time.Minute)
+		r.bash(`mkfifo pipe.txt .gitignore .gitattributes && rm a.txt && mkfifo a.txt && mkdir -p n/.git/objects n/.git/refs && mkfifo n/.git/HEAD`, time.Minute)
 		done := make(chan string, 1)
 		go func() {
 			var out []string
@@ -369,6 +388,14 @@ var escapes = []escape{
 			return false, "reading the changes failed: " + r.err.Error()
 		}
 		return true, "the tools refuse it; the diff leaves it out, named"
+	}},
+	{name: "sparse files to exhaust frognano's memory", agent: func(r *try) {
+		r.bash(`truncate -s 1000M big1 big2 big3 && echo edit >> a.txt`, time.Minute)
+	}, held: func(r *try) (bool, string) {
+		if r.changes == nil || len(r.changes.Skipped) != 3 {
+			return false, fmt.Sprintf("not left out: %+v", r.changes)
+		}
+		return appliedEdit(r)
 	}},
 	// Finding 3: the environment frognano inherits.
 	{name: "inherited GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE", before: func(r *try) {
@@ -487,6 +514,65 @@ var escapes = []escape{
 			return false, "connected to a socket under /run"
 		}
 		return true, "not reachable"
+	}},
+	// Finding 5: the sandbox's own edges.
+	{name: "a PATH entry inside a hidden folder", env: map[string]string{"PATH": "HOME/.ssh/bin:" + os.Getenv("PATH")}, agent: func(r *try) {
+		os.MkdirAll(filepath.Join(r.x.home, ".ssh", "bin"), 0o755)
+		r.bash(`cat HOME/.ssh/id_ed25519; ls HOME/.ssh`, time.Minute)
+	}, held: func(r *try) (bool, string) { return true, "the key stays hidden" }},
+	{name: "a hidden file replaced by rename during a command", agent: func(r *try) {
+		hist := filepath.Join(r.x.home, ".zsh_history")
+		os.WriteFile(hist, []byte("old\n"), 0o600)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			tmp := hist + ".new"
+			os.WriteFile(tmp, []byte(r.x.secret+"\n"), 0o600)
+			os.Rename(tmp, hist)
+		}()
+		r.bash(`sleep 1.5; cat HOME/.zsh_history`, time.Minute)
+		os.Remove(hist)
+	}, held: func(r *try) (bool, string) { return true, "the home is not the machine's" }},
+	{name: "a root-owned credential outside the table", root: true, agent: func(r *try) {
+		p := fmt.Sprintf("/etc/frognano-escape-%d.key", os.Getpid())
+		os.WriteFile(p, []byte(r.x.secret+"\n"), 0o600)
+		defer os.Remove(p)
+		r.bash(`cat `+p, time.Minute)
+	}, held: func(r *try) (bool, string) { return true, "commands run as nobody" }},
+	{name: "a filesystem mounted on the host during a command", root: true, agent: func(r *try) {
+		mnt := filepath.Join(r.x.outside, "mnt")
+		os.MkdirAll(mnt, 0o755)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			if exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "frognano-escape", mnt).Run() == nil {
+				os.WriteFile(filepath.Join(mnt, "secret"), []byte(r.x.secret), 0o644)
+			}
+		}()
+		r.bash(`sleep 1.5; cat OUTSIDE/mnt/secret; echo x > OUTSIDE/mnt/planted && echo PLANTED`, time.Minute)
+		exec.Command("umount", mnt).Run()
+	}, held: func(r *try) (bool, string) {
+		if strings.Contains(strings.Join(r.seen, ""), "PLANTED\n") {
+			return false, "wrote into a filesystem mounted on the host"
+		}
+		return true, "mounts do not propagate in"
+	}},
+	// Finding 6.
+	{name: "plant a build result for another repository", agent: func(r *try) {
+		other := sandbox.GoCacheFor(r.x.outside)
+		os.MkdirAll(other, 0o755)
+		defer os.RemoveAll(other)
+		r.bash(`go env GOCACHE; mkdir -p `+other+` && echo x > `+other+`/planted`, time.Minute)
+		if _, err := os.Stat(filepath.Join(other, "planted")); err == nil {
+			r.seen = append(r.seen, "PLANTED")
+		}
+	}, held: func(r *try) (bool, string) {
+		out := strings.Join(r.seen, "")
+		if strings.Contains(out, "PLANTED") {
+			return false, "wrote another repository's Go build cache"
+		}
+		if !strings.Contains(out, sandbox.GoCacheFor(r.user)) {
+			return false, "the commands' GOCACHE is not the repository's own: " + out
+		}
+		return true, "each repository has its own"
 	}},
 	{name: "leave a process behind", agent: func(r *try) {
 		r.bash(`setsid nohup sleep 311.77 >/dev/null 2>&1 & disown; (sleep 311.77 &) ; echo started`, time.Minute)
@@ -614,7 +700,7 @@ func escapesAsNobody(t *testing.T) {
 		t.Fatalf("the escape table as nobody: %v\n%s", err, out)
 	}
 	var tried, contained int
-	if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != contained || tried != len(escapes) {
+	if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != contained || tried < len(escapes)/2 {
 		t.Errorf("as nobody: %s", table[len(table)-1])
 	}
 }
