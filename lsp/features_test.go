@@ -189,7 +189,7 @@ func TestLinksFromTheAgent(t *testing.T) {
 		t.Errorf("alias.go: %q %v, want a link to calc.go", target, err)
 	}
 	msgs := strings.Join(e.shownMessages(), "\n")
-	if !strings.Contains(msgs, "notes.txt (a symbolic link to "+secret+", outside the folder)") || strings.Contains(msgs, "PRIVATE") {
+	if !strings.Contains(msgs, "notes.txt: a symbolic link to "+secret+", outside the folder") || strings.Contains(msgs, "PRIVATE") {
 		t.Errorf("messages %q", msgs)
 	}
 	if !strings.Contains(e.text("calc.go"), "return a * b") {
