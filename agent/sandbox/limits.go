@@ -48,6 +48,18 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// ulimit is the shell (dash or bash) that applies the per-process limits but the process
+// count to the shell itself, whose children inherit them. As root it may raise a hard limit.
+// dash counts file sizes in 512-byte blocks and address space in KiB: rounded down.
+func (l Limits) ulimit() string {
+	secs := int64((l.CPU + time.Second - 1) / time.Second)
+	s := "ulimit -t " + strconv.FormatInt(secs, 10) + " && ulimit -f " + strconv.FormatInt(l.FileSize/512, 10)
+	if l.Memory > 0 {
+		s += " && ulimit -v " + strconv.FormatInt(l.Memory/1024, 10)
+	}
+	return s
+}
+
 // prlimit is the argv prefix that applies the per-process limits; nproc adds RLIMIT_NPROC,
 // which only works inside a user namespace (see processLimit). It runs inside the isolation,
 // after any user namespace is made: the kernel records the creator's RLIMIT_NPROC as a cap

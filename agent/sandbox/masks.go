@@ -49,8 +49,9 @@ type op struct {
 // exist. A mask gives way to a writable directory at its path, and a read-only bind to a
 // writable one. A mask inside another mask, or in bwrapPrivate and not in a bound directory,
 // has nothing to hide; a read-only bind of a path as it is, inside another such bind, shows
-// nothing new.
-func bwrapMounts(binds []bind, masks []mask, empty string) []string {
+// nothing new. readOnlyDirs false leaves the empty tmpfs writable by root only, for commands
+// that run as nobody.
+func bwrapMounts(binds []bind, masks []mask, empty string, readOnlyDirs bool) []string {
 	ops := make([]op, 0, len(binds)+len(masks))
 	var paths, writable []string
 	for _, b := range binds {
@@ -102,7 +103,9 @@ func bwrapMounts(binds []bind, masks []mask, empty string) []string {
 			args = append(args, "--bind", o.bind.src, o.path)
 		case o.dir:
 			args = append(args, "--tmpfs", o.path)
-			readOnly = append(readOnly, "--remount-ro", o.path)
+			if readOnlyDirs {
+				readOnly = append(readOnly, "--remount-ro", o.path)
+			}
 		default:
 			args = append(args, "--ro-bind", empty, o.path)
 		}

@@ -114,3 +114,17 @@ func BenchmarkArgv(b *testing.B) {
 		r.argv(dir, "true", nil)
 	}
 }
+
+// The limits hold in every mode, hard (a command cannot raise them back), whichever way they
+// are applied (the cgroup's shell, or prlimit).
+func TestLimitsApplied(t *testing.T) {
+	for _, m := range allModes {
+		t.Run(string(m), func(t *testing.T) {
+			r := newRunner(t, m, &Limits{CPU: 2 * time.Second, FileSize: 1 << 20, Memory: 1 << 30})
+			o := run(t, r, `echo $(ulimit -Ht) $(ulimit -St) $(ulimit -Hf) $(ulimit -Hv); ulimit -t 100 2>/dev/null && echo RAISED; head -c 2M /dev/zero > big; echo "write: $?"`, 10*time.Second)
+			if !strings.HasPrefix(o.Stdout, "2 2 1024 1048576\nwrite: ") || strings.Contains(o.Stdout, "write: 0") || strings.Contains(o.Stdout, "RAISED") {
+				t.Errorf("want CPU 2 s, 1 MiB files, 1 GiB of address space, hard: stdout %q stderr %q", o.Stdout, o.Stderr)
+			}
+		})
+	}
+}

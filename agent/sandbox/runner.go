@@ -199,8 +199,9 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 	var a []string
 	if cg != nil {
 		// The shell joins the cgroup before anything forks, then becomes the sandbox; from
-		// Go the pid could only be written after the start, racing the first forks.
-		a = append(a, "/bin/sh", "-c", `echo $$ > "$0" || exit 125; exec "$@"`, cg.procs())
+		// Go the pid could only be written after the start, racing the first forks. It sets
+		// the limits too, saving prlimit's exec (the process limit is the cgroup's then).
+		a = append(a, "/bin/sh", "-c", `echo $$ > "$0" || exit 125; `+r.limits.ulimit()+` || exit 125; exec "$@"`, cg.procs())
 	}
 	// Looked up now, not at NewRunner: bwrap fails on a mount point that is gone, and a
 	// credential made during the session is hidden from the next command.
@@ -226,7 +227,8 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 			masks = append(masks, mask{path: h, dir: true})
 		}
 		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
-		a = append(a, bwrapMounts(binds, masks, r.empty)...)
+		// nobody cannot write in root's empty tmpfs: remounting them read-only costs time only.
+		a = append(a, bwrapMounts(binds, masks, r.empty, r.iso.drop == nil)...)
 		a = append(a, "--chdir", dir)
 		a = append(a, r.iso.drop...) // after bwrap's set-up, before the limits: nobody may lower them only
 	case ModeUnshare:
@@ -238,7 +240,9 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 		a = append(a, unshareMasks(need, masks)...)
 		a = append(a, "--")
 	}
-	a = append(a, r.limits.prlimit(r.iso.ProcessLimit != "" && r.iso.cgroup == "")...)
+	if cg == nil {
+		a = append(a, r.limits.prlimit(r.iso.ProcessLimit != "" && r.iso.cgroup == "")...)
+	}
 	if r.iso.Mode == ModeUnshare && r.iso.SecretsHidden {
 		a = append(a, dropCaps...) // after prlimit, which may need them to raise a hard limit
 	}

@@ -350,13 +350,13 @@ func TestBwrapMountOrder(t *testing.T) {
 		for _, b := range c.binds {
 			binds = append(binds, rw(b))
 		}
-		if got := strings.Join(bwrapMounts(binds, c.masks, "E"), " "); got != c.want {
+		if got := strings.Join(bwrapMounts(binds, c.masks, "E", true), " "); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
 	ro := []bind{{path: "/tmp/objects", src: "/tmp/objects", ro: true}, {path: "/h/.cargo", src: "/h/.cargo", ro: true},
 		{path: "/c/sub", src: "/c/sub", ro: true}, rw("/c"), rw("/c/sub")}
-	if got, want := strings.Join(bwrapMounts(ro, []mask{{"/h", true}, {"/h/.cargo/credentials", false}, {"/h/.ssh", true}}, "E"), " "),
+	if got, want := strings.Join(bwrapMounts(ro, []mask{{"/h", true}, {"/h/.cargo/credentials", false}, {"/h/.ssh", true}}, "E", true), " "),
 		"--bind /c /c --tmpfs /h --ro-bind /tmp/objects /tmp/objects --ro-bind /h/.cargo /h/.cargo --bind /c/sub /c/sub --ro-bind E /h/.cargo/credentials --remount-ro /h"; got != want {
 		t.Errorf("read-only binds:\n got %s\nwant %s", got, want)
 	}
