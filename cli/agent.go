@@ -82,7 +82,7 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		for _, s := range res.Changes.Skipped {
 			fmt.Fprintf(env.Stderr, "left out: %s: %s\n", visible(env.Stderr, s.Path), s.Why)
 		}
-		if tools := toolSettings(res.Changes); len(tools) > 0 {
+		if tools := res.Changes.ToolSettings(); len(tools) > 0 {
 			fmt.Fprintf(env.Stderr, "note: the change touches files that configure tools which may run code on their own (%s): read them before you apply\n", visible(env.Stderr, strings.Join(tools, ", ")))
 		}
 	}
@@ -103,25 +103,6 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// toolSettings lists the changed files that editors and shells act on without being asked
-// (VS Code settings and tasks, direnv, dev containers): a change there can run code the
-// next time the folder is opened, so it deserves a closer look than a source file.
-func toolSettings(c *workspace.Changes) []string {
-	var out []string
-	for _, f := range c.Files {
-		for _, p := range []string{f.Path, f.OldPath} {
-			top, _, _ := strings.Cut(p, "/")
-			switch {
-			case p == "":
-			case top == ".vscode", top == ".idea", top == ".devcontainer", top == ".zed", top == ".nvim.lua", top == ".exrc", top == ".nvimrc",
-				p == ".envrc", p == ".env":
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 func printEvent(env Env, ev agent.Event) {

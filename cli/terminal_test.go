@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"os"
 	"testing"
-
-	"github.com/frognano/frognano/agent/workspace"
 )
 
 func TestEscapeControls(t *testing.T) {
@@ -25,12 +23,5 @@ func TestEscapeControls(t *testing.T) {
 		if got := visible(tty, in); got != want {
 			t.Errorf("visible on a terminal = %q", got)
 		}
-	}
-}
-
-func TestToolSettings(t *testing.T) {
-	c := &workspace.Changes{Files: []workspace.FileChange{{Path: "main.go"}, {Path: ".vscode/settings.json"}, {Path: ".envrc"}, {Path: "a/.vscode/x"}}}
-	if got := toolSettings(c); len(got) != 2 || got[0] != ".vscode/settings.json" || got[1] != ".envrc" {
-		t.Errorf("toolSettings = %v", got)
 	}
 }

@@ -146,6 +146,9 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 	if len(skipped) > 0 {
 		s.show(ctx, protocol.MessageTypeWarning, "FrogNano left out some of its changes: %s", strings.Join(skipped, "; "))
 	}
+	if tools := res.Changes.ToolSettings(); len(tools) > 0 {
+		s.show(ctx, protocol.MessageTypeWarning, "FrogNano's change for %s touches files that configure tools which may run code on their own (%s): read them before you accept it.", d.Title, strings.Join(tools, ", "))
+	}
 	summary := fmt.Sprintf("%d files changed", len(res.Changes.Files)-len(skipped))
 	links := linkChanges(res.Changes, root)
 	if !apply {

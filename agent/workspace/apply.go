@@ -165,6 +165,24 @@ func checkParents(root, rel string, removed map[string]bool) error {
 	return nil
 }
 
+// ToolSettings lists the changed files that editors and shells act on without being asked
+// (VS Code settings and tasks, other editors' project files, direnv, dev containers): a
+// change there can run code the next time the folder is opened, so it deserves a closer
+// look than a source file. The CLI and the language server name them before applying.
+func (c *Changes) ToolSettings() []string {
+	var out []string
+	for _, f := range c.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			top, _, _ := strings.Cut(p, "/")
+			switch top {
+			case ".vscode", ".idea", ".devcontainer", ".zed", ".nvim.lua", ".exrc", ".nvimrc", ".envrc", ".env":
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // CheckPath refuses rel (a path a change names) when it is not a plain relative path, or
 // when something on its way in the folder root is a symbolic link or a file: writing there
 // would go through the link. For a caller that cannot order removals first (an editor).

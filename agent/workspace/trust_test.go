@@ -396,3 +396,10 @@ func TestPrunedAndCapped(t *testing.T) {
 		t.Errorf("%d bytes in %d files, %d skipped", total, len(c.Files), len(c.Skipped))
 	}
 }
+
+func TestToolSettings(t *testing.T) {
+	c := &Changes{Files: []FileChange{{Path: "main.go"}, {Path: ".vscode/settings.json"}, {Path: ".envrc"}, {Path: "a/.vscode/x"}}}
+	if got := c.ToolSettings(); len(got) != 2 || got[0] != ".vscode/settings.json" || got[1] != ".envrc" {
+		t.Errorf("ToolSettings = %v", got)
+	}
+}
