@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ import (
 // link would carry the write elsewhere), unless the same change set removes it first; and a
 // symbolic link is made only when its target stays inside dir (see LinkInside). A committed
 // link is compared as a link, by its target.
-func Apply(dir string, c *Changes) error {
+func Apply(dir string, c *Changes) (err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -29,15 +30,31 @@ func Apply(dir string, c *Changes) error {
 	if err := CheckApply(root, c); err != nil {
 		return err
 	}
-	// Removals first: a change may put a folder where a file or link was.
+	// All or nothing: what is removed or replaced is first moved aside into a folder of
+	// frognano's at the root (a rename, no copy), and put back if any step fails.
+	tx, err := newApplyTx(root)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if rerr := tx.rollback(); rerr != nil {
+				err = fmt.Errorf("%w; and restoring your files failed: %v (what was moved aside is in %s)", err, rerr, tx.aside)
+				return
+			}
+		}
+		tx.finish()
+	}()
+	// Removals first: a change may put a folder where a file or link was, or a link where a
+	// folder was.
 	for _, f := range c.Files {
 		switch f.Kind {
 		case Deleted:
-			err = os.Remove(filepath.Join(root, filepath.FromSlash(f.Path)))
+			err = tx.stash(f.Path)
 		case Renamed:
-			err = os.Remove(filepath.Join(root, filepath.FromSlash(f.OldPath)))
+			err = tx.stash(f.OldPath)
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			return fmt.Errorf("applying %s: %w", f.Path, err)
 		}
 	}
@@ -45,12 +62,145 @@ func Apply(dir string, c *Changes) error {
 		if f.Kind == Deleted {
 			continue
 		}
-		if err := writeChange(root, f); err != nil {
+		if err := tx.write(f); err != nil {
 			return fmt.Errorf("applying %s: %w", f.Path, err)
 		}
 	}
 	return nil
 }
+
+// failWrite, when set (by tests), fails the write of a path: a disk that fills up halfway.
+var failWrite func(rel string) error
+
+// applyTx is one Apply in progress: what it moved aside and what it made, to undo.
+type applyTx struct {
+	root, aside string
+	moved       [][2]string // (place aside, original), in order
+	made        []string    // files and folders made, in order
+}
+
+func newApplyTx(root string) (*applyTx, error) {
+	aside, err := os.MkdirTemp(root, ".frognano-apply-")
+	if err != nil {
+		return nil, err
+	}
+	return &applyTx{root: root, aside: aside}, nil
+}
+
+// stash moves rel aside if it exists; a folder that holds nothing but empty folders (its
+// files were stashed before) goes too.
+func (tx *applyTx) stash(rel string) error {
+	p := filepath.Join(tx.root, filepath.FromSlash(rel))
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return tx.removeEmptyDirs(p)
+	}
+	dst := filepath.Join(tx.aside, strconv.Itoa(len(tx.moved)))
+	if err := os.Rename(p, dst); err != nil {
+		return err
+	}
+	tx.moved = append(tx.moved, [2]string{dst, p})
+	return nil
+}
+
+// removeEmptyDirs removes the folder p if it holds only empty folders, to be remade on
+// rollback; anything else in it fails (CheckApply refuses that case).
+func (tx *applyTx) removeEmptyDirs(p string) error {
+	var dirs []string
+	err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return fmt.Errorf("%s is in the way", q)
+		}
+		dirs = append(dirs, q)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil {
+			return err
+		}
+		tx.moved = append(tx.moved, [2]string{"", dirs[i]})
+	}
+	return nil
+}
+
+// write makes one created, modified or renamed entry: its folders one by one without
+// following links, what was there moved aside, then the new content renamed into place.
+func (tx *applyTx) write(f FileChange) error {
+	parts := strings.Split(f.Path, "/")
+	dir := tx.root
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			tx.made = append(tx.made, dir)
+		} else if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s is not a folder", dir)
+		}
+	}
+	if failWrite != nil {
+		if err := failWrite(f.Path); err != nil {
+			return err
+		}
+	}
+	p := filepath.Join(tx.root, filepath.FromSlash(f.Path))
+	mode := fileMode(p, f.Mode)
+	if err := tx.stash(f.Path); err != nil {
+		return err
+	}
+	var err error
+	if f.IsLink() {
+		err = linkAtomic(p, string(f.Content))
+	} else {
+		err = writeAtomic(p, f.Content, mode)
+	}
+	if err == nil {
+		tx.made = append(tx.made, p)
+	}
+	return err
+}
+
+// rollback removes what was made and puts back what was moved aside, newest first.
+func (tx *applyTx) rollback() error {
+	var errs []error
+	for i := len(tx.made) - 1; i >= 0; i-- {
+		if err := os.Remove(tx.made[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(tx.moved) - 1; i >= 0; i-- {
+		aside, orig := tx.moved[i][0], tx.moved[i][1]
+		var err error
+		if aside == "" {
+			err = os.Mkdir(orig, 0o755)
+		} else {
+			err = os.Rename(aside, orig)
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return os.Remove(tx.aside)
+}
+
+// finish drops what was moved aside.
+func (tx *applyTx) finish() { os.RemoveAll(tx.aside) }
 
 // CheckApply reports, without writing anything, why c cannot be applied to the folder root
 // (absolute): paths that are not plain, links pointing outside, something in the way, or
@@ -85,7 +235,7 @@ func CheckApply(root string, c *Changes) error {
 		p := filepath.Join(root, filepath.FromSlash(f.Path))
 		switch f.Kind {
 		case Created:
-			if _, err := os.Lstat(p); err == nil && !removed[f.Path] {
+			if _, err := os.Lstat(p); err == nil && !removed[f.Path] && !emptiedBy(p, f.Path, removed) {
 				conflicts = append(conflicts, f.Path+" (now exists)")
 			}
 			continue
@@ -110,6 +260,32 @@ func CheckApply(root string, c *Changes) error {
 		return errors.New("not applied, " + strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// emptiedBy reports whether p (at rel) is a folder whose every file the change set removes:
+// the agent replaced a folder by a file or a link. Anything else in it (an ignored build
+// output, say) keeps it.
+func emptiedBy(p, rel string, removed map[string]bool) bool {
+	st, err := os.Lstat(p)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	ok := true
+	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			ok = false
+			return err
+		}
+		if !d.IsDir() {
+			r, _ := filepath.Rel(p, q)
+			if !removed[rel+"/"+filepath.ToSlash(r)] {
+				ok = false
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return ok
 }
 
 // sameAsBase reports whether p holds f's base: the same link target for a link, the same
@@ -243,27 +419,6 @@ func LinkInside(rel, target string) bool {
 		}
 	}
 	return true
-}
-
-// writeChange writes one created, modified or renamed entry, making its folders one by one
-// without following links.
-func writeChange(root string, f FileChange) error {
-	parts := strings.Split(f.Path, "/")
-	dir := root
-	for _, part := range parts[:len(parts)-1] {
-		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("%s is not a folder", dir)
-		}
-	}
-	p := filepath.Join(root, filepath.FromSlash(f.Path))
-	if f.IsLink() {
-		return linkAtomic(p, string(f.Content))
-	}
-	return writeAtomic(p, f.Content, fileMode(p, f.Mode))
 }
 
 // fileMode is the permission for the new content of p: the current one, with the

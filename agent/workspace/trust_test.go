@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -401,5 +402,71 @@ func TestToolSettings(t *testing.T) {
 	c := &Changes{Files: []FileChange{{Path: "main.go"}, {Path: ".vscode/settings.json"}, {Path: ".envrc"}, {Path: "a/.vscode/x"}}}
 	if got := c.ToolSettings(); len(got) != 2 || got[0] != ".vscode/settings.json" || got[1] != ".envrc" {
 		t.Errorf("ToolSettings = %v", got)
+	}
+}
+
+// Apply is all or nothing: a write that fails halfway puts every file back as it was.
+func TestApplyRollsBack(t *testing.T) {
+	src := t.TempDir()
+	write(t, src, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "d/x.txt": "x\n"})
+	os.Chmod(filepath.Join(src, "a.txt"), 0o600)
+	w, err := Prepare(context.Background(), src, filepath.Join(t.TempDir(), "copy"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Root, map[string]string{"a.txt": "agent\n", "new/c.txt": "c\n", "z.txt": "z\n"})
+	os.Remove(filepath.Join(w.Root, "b.txt"))
+	os.RemoveAll(filepath.Join(w.Root, "d"))
+	os.Symlink("a.txt", filepath.Join(w.Root, "d")) // a folder replaced by a link
+	c, err := w.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() string {
+		var b strings.Builder
+		filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			r, _ := filepath.Rel(src, p)
+			info, _ := d.Info()
+			content, _ := os.ReadFile(p)
+			if d.Type()&fs.ModeSymlink != 0 {
+				content = nil
+			}
+			fmt.Fprintf(&b, "%s %v %q\n", r, info.Mode(), content)
+			return nil
+		})
+		return b.String()
+	}
+	before := snapshot()
+	failWrite = func(rel string) error {
+		if rel == "z.txt" {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}
+	err = Apply(src, c)
+	failWrite = nil
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("Apply with a failing write: %v", err)
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("not rolled back:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	if err := Apply(src, c); err != nil {
+		t.Fatal(err)
+	}
+	if target, _ := os.Readlink(filepath.Join(src, "d")); target != "a.txt" {
+		t.Errorf("the folder was not replaced by the link: %q", target)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "new", "c.txt")); string(b) != "c\n" {
+		t.Errorf("new/c.txt: %q", b)
+	}
+	if st, _ := os.Stat(filepath.Join(src, "a.txt")); st.Mode().Perm() != 0o600 {
+		t.Errorf("a.txt lost its permissions: %v", st.Mode())
+	}
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".frognano-apply-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
 	}
 }
