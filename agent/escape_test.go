@@ -395,7 +395,10 @@ var escapes = []escape{
 		if r.changes == nil || len(r.changes.Skipped) != 3 {
 			return false, fmt.Sprintf("not left out: %+v", r.changes)
 		}
-		return appliedEdit(r)
+		if ok, why := appliedEdit(r); !ok {
+			return ok, why
+		}
+		return true, "left out of the changes, named; the edit applied"
 	}},
 	// Finding 3: the environment frognano inherits.
 	{name: "inherited GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE", before: func(r *try) {
@@ -437,7 +440,10 @@ var escapes = []escape{
 		if _, err := os.Stat(filepath.Join(r.user, "passwd.txt")); err == nil {
 			return false, "a hard link to /etc/passwd was made and applied"
 		}
-		return appliedEdit(r)
+		if ok, why := appliedEdit(r); !ok {
+			return ok, why
+		}
+		return true, "no link across the sandbox's mounts; the edit applied"
 	}},
 	{name: "a committed link changed and removed applies", agent: func(r *try) {
 		r.bash(`ln -sfn sub/b.txt link && echo edit >> a.txt`, time.Minute)
