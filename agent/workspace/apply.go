@@ -20,8 +20,9 @@ import (
 // written: every path must be a plain relative path outside any .git folder; nothing is
 // written through a symbolic link or a file standing where a folder is needed in dir (the
 // link would carry the write elsewhere), unless the same change set removes it first; and a
-// symbolic link is made only when its target stays inside dir (see LinkInside). A committed
-// link is compared as a link, by its target.
+// symbolic link is made only when its target stays inside dir (see CheckLink). A committed
+// link is compared as a link, by its target. What it replaces is moved aside first, and put
+// back if a step fails: all or nothing.
 func Apply(dir string, c *Changes) (err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
