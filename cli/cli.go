@@ -31,7 +31,7 @@ func init() {
 	commands = []command{
 		{"lsp", "serve the language server over stdio", runLSP},
 		{"agent", "run the coding agent on a folder and print its diff", runAgent},
-		{"finetune", "fine-tune the model on this repository (not yet available)", notYet("finetune", "fine-tuning")},
+		{"finetune", "fine-tune the model on this repository (partly built: see its --help)", runFinetune},
 		{"model", "import and list the models frognano uses", runModel},
 		{"doctor", "check that this machine can run frognano", runDoctor},
 		{"demo", "run the agent on a sample project with a failing test", runDemo},

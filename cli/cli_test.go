@@ -34,11 +34,17 @@ func TestHelpAndStubs(t *testing.T) {
 			t.Errorf("%s --help: code %d, output %q", c.name, code, out)
 		}
 	}
-	for _, name := range []string{"finetune"} {
-		_, errOut, code := frognano(t, nil, name)
-		if code != exitNotReady || !strings.Contains(errOut, "not available yet") {
-			t.Errorf("%s: a stub must say it is not available (code %d, %q)", name, code, errOut)
+	for _, c := range finetuneCommands {
+		if !strings.Contains(c.summary, "not yet available") {
+			continue
 		}
+		_, errOut, code := frognano(t, nil, "finetune", c.name)
+		if code != exitNotReady || !strings.Contains(errOut, "not available yet") {
+			t.Errorf("finetune %s: a stub must say it is not available (code %d, %q)", c.name, code, errOut)
+		}
+	}
+	if out, _, code := frognano(t, nil, "finetune", "--help"); code != exitOK || !strings.Contains(out, "synth") {
+		t.Errorf("finetune --help: %d %q", code, out)
 	}
 	if _, errOut, code := frognano(t, nil, "frobnicate"); code != exitUsage || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: code %d, %q", code, errOut)

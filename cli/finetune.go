@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// finetuneCommands are the steps of fine-tuning, each a row filled in by the package that
+// does the work (finetune_*.go); a step not built yet says so and exits with exitNotReady.
+// The order is the order of `frognano finetune --help`.
+var finetuneCommands = []command{
+	{"setup", "create the trainer's Python environment (not yet available)", notYet("finetune setup", "the trainer's setup")},
+	{"synth", "synthesize verified training tasks from a repository's tests (not yet available)", notYet("finetune synth", "task synthesis")},
+	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
+	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
+	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},
+	{"report", "write a report with plots (not yet available)", notYet("finetune report", "the fine-tuning report")},
+	{"rollback", "go back to the previous model (not yet available)", notYet("finetune rollback", "the model registry")},
+}
+
+func runFinetune(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		finetuneUsage(env.Stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range finetuneCommands {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "frognano finetune: unknown step %q; run `frognano finetune --help` for the list\n", args[0])
+	return exitUsage
+}
+
+func finetuneUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: frognano finetune STEP [flags]\n\nFine-tunes the agent's model on your repository, on your GPU, offline.\n\nSteps:\n")
+	for _, c := range finetuneCommands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun `frognano finetune STEP --help` for a step's flags.\n")
+}
