@@ -1,0 +1,4 @@
+from .protocol import main
+
+if __name__ == "__main__":
+    main()
