@@ -1,0 +1,103 @@
+package env
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/agent/sandbox"
+	"github.com/frognano/frognano/agent/workspace"
+)
+
+// Session is one repository at one commit, ready for test runs on private copies. Close it.
+type Session struct {
+	Checkout  *Checkout
+	Detection Detection
+	Env       *Env // set by Open
+	GoCache   string
+	tmp       string
+	copies    int
+}
+
+// Copy is a private copy of the checkout with a sandbox to run commands in.
+type Copy struct {
+	WS     *workspace.Workspace
+	runner *sandbox.Runner
+}
+
+// NewSession exports repo's HEAD into a private temporary folder and detects its suite.
+func NewSession(ctx context.Context, repo string, opts Options) (*Session, error) {
+	tmp, err := os.MkdirTemp("", "frognano-synth-")
+	if err != nil {
+		return nil, err
+	}
+	co, err := Export(ctx, repo, filepath.Join(tmp, "checkout"))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	s := &Session{Checkout: co, tmp: tmp, GoCache: opts.goCache(co.Repo)}
+	if s.Detection, err = Detect(co.Dir); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// goCache is the sandbox's Go build cache for repo, as the agent chooses it (agent/run.go):
+// the repository's own, or FROGNANO_SANDBOX_GOCACHE for test suites.
+func (o Options) goCache(repo string) string {
+	if o.GoCache != "" {
+		return o.GoCache
+	}
+	if shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); shared != "" {
+		return shared
+	}
+	return sandbox.GoCacheFor(repo)
+}
+
+// Close removes the checkout and every copy.
+func (s *Session) Close() error { return os.RemoveAll(s.tmp) }
+
+// Copy makes a fresh private copy of the checkout, with patch (a unified diff, may be
+// empty) applied by frognano before any command runs.
+func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, error) {
+	s.copies++
+	ws, err := workspace.Prepare(ctx, s.Checkout.Dir, filepath.Join(s.tmp, fmt.Sprintf("copy-%d", s.copies)), files)
+	if err != nil {
+		return nil, err
+	}
+	// As the agent does (agent/run.go newRunner): the copy's git objects readable, not
+	// writable; the Go build cache the repository's own.
+	r, err := sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: s.GoCache,
+		Limits: &sandbox.Limits{Output: 48 << 20}})
+	if err != nil {
+		ws.Remove()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return &Copy{WS: ws, runner: r}, nil
+}
+
+// Run runs command (bash) at the top of the copy. Go never fetches a toolchain there: the
+// sandbox has no network, and a clear build failure beats a download that cannot happen.
+func (c *Copy) Run(ctx context.Context, command string, timeout time.Duration) (sandbox.Output, error) {
+	return c.runner.Run(ctx, sandbox.Cmd{Dir: c.WS.Root, Command: "export GOTOOLCHAIN=local GOFLAGS=\"$GOFLAGS -buildvcs=false\"; " + command, Timeout: timeout})
+}
+
+// Path is rel inside the copy.
+func (c *Copy) Path(rel string) string { return filepath.Join(c.WS.Root, filepath.FromSlash(rel)) }
+
+// Close removes the copy and its sandbox's private home.
+func (c *Copy) Close() {
+	c.runner.Close()
+	c.WS.Remove()
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ShellQuote quotes s for bash (the commands run with `bash -lc`).
+func ShellQuote(s string) string { return shellQuote(s) }
