@@ -1,0 +1,102 @@
+// Package task is the store of synthesized training tasks: the format the training loop
+// reads. Entry points: [Task] (one task), [Open] and [Store.Put] / [Store.List], and
+// [MakePatch] / [CheckPatch], which prove a task reproducible from its base commit.
+//
+// # Format, version 1
+//
+// A store is a folder (by default finetune/tasks/<repository hash> in frognano's cache
+// folder, never inside the repository) with one JSON file per task, <id>.json, each written
+// atomically (a temporary file renamed over it), so a reader never sees half a task and
+// writers never share a file. A task file holds one [Task] object; its fields:
+//
+//	version        1; a reader skips files of a version it does not know
+//	id             16 hex digits: sha256 of base_commit, a newline, patch; equal tasks share it
+//	repo           the repository the task was made from (absolute path, for people)
+//	base_commit    the full commit hash the patch applies to
+//	patch          a unified diff (git apply, -p1) that introduces the bug into base_commit;
+//	               applied, the FAIL_TO_PASS tests fail; reversed, they pass again
+//	FAIL_TO_PASS   tests that pass at base_commit and fail with the patch (hidden from the agent)
+//	PASS_TO_PASS   tests that pass in both (the ones that could be affected were run)
+//	test           how to run them: kind ("go") and command (a template; see [TestSpec])
+//	issue          the problem statement given to the agent, at one hint level
+//	other_issues   the same problem at the other hint levels available
+//	features       difficulty features the loop steers by (see [Features])
+//	origin         what made the task: synthesizer, operator, file, function, line
+//	created        RFC 3339 time
+//
+// Test names are "<package import path> <TestName>" (top-level tests only). Hint levels:
+// 0 names the file, the function and the expected behaviour; 1 gives only the failing
+// tests' output; 2 (a user-style symptom written by the model) is not made yet. Fields may
+// be added within a version; a field's meaning never changes without a new version.
+package task
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// Version of the task format.
+const Version = 1
+
+// Task is one verified training task.
+type Task struct {
+	Version     int       `json:"version"`
+	ID          string    `json:"id"`
+	Repo        string    `json:"repo"`
+	BaseCommit  string    `json:"base_commit"`
+	Patch       string    `json:"patch"`
+	FailToPass  []string  `json:"FAIL_TO_PASS"`
+	PassToPass  []string  `json:"PASS_TO_PASS"`
+	Test        TestSpec  `json:"test"`
+	Issue       Issue     `json:"issue"`
+	OtherIssues []Issue   `json:"other_issues,omitempty"`
+	Features    Features  `json:"features"`
+	Origin      Origin    `json:"origin"`
+	Created     time.Time `json:"created"`
+}
+
+// TestSpec says how the task's tests run.
+type TestSpec struct {
+	Kind string `json:"kind"` // "go"
+	// Command runs the named tests at the top of the repository: {packages} becomes the
+	// quoted import paths, {run} the quoted -run pattern of the test names.
+	Command string `json:"command"`
+}
+
+// Issue is a problem statement at one hint level.
+type Issue struct {
+	Level int    `json:"level"`
+	Text  string `json:"text"`
+}
+
+// Features are a task's difficulty knobs and measures.
+type Features struct {
+	Synthesizer  string `json:"synthesizer"` // "mutation", "removal"
+	Operator     string `json:"operator,omitempty"`
+	ChangedFiles int    `json:"changed_files"`
+	ChangedLines int    `json:"changed_lines"` // lines removed plus lines added by the patch
+	HintLevel    int    `json:"hint_level"`    // of Issue
+	Bugs         int    `json:"bugs"`          // 1 unless combined
+	FailToPass   int    `json:"fail_to_pass"`  // size of the failing set
+	PassToPass   int    `json:"pass_to_pass"`
+	// TestDistance is 0 when every failing test is in the changed package, 1 when some
+	// are in packages that import it.
+	TestDistance int `json:"test_distance"`
+}
+
+// Origin is what made a task, for people and for statistics.
+type Origin struct {
+	Synthesizer string `json:"synthesizer"`
+	Operator    string `json:"operator,omitempty"`
+	File        string `json:"file"`
+	Function    string `json:"function,omitempty"`
+	Line        int    `json:"line,omitempty"`
+	Description string `json:"description,omitempty"` // "flipped < to <=", for people
+}
+
+// MakeID is the id of the task with base commit and patch.
+func MakeID(base, patch string) string {
+	sum := sha256.Sum256([]byte(base + "\n" + patch))
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,70 @@
+package task
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPatchRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	changes := []Change{{Path: "calc/calc.go",
+		Old: []byte("package calc\n\nfunc Max(a, b int) int {\n\tif a > b {\n\t\treturn a\n\t}\n\treturn b\n}\n"),
+		New: []byte("package calc\n\nfunc Max(a, b int) int {\n\tif a >= b {\n\t\treturn b\n\t}\n\treturn b\n}\n")}}
+	patch, err := MakePatch(ctx, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(patch, "diff --git a/calc/calc.go b/calc/calc.go\n") || !strings.Contains(patch, "+++ b/calc/calc.go\n") {
+		t.Fatalf("patch headers:\n%s", patch)
+	}
+	if n := ChangedLines(patch); n != 4 {
+		t.Errorf("ChangedLines = %d\n%s", n, patch)
+	}
+	if err := CheckPatch(ctx, patch, changes); err != nil {
+		t.Fatal(err)
+	}
+	// A patch for other content fails the check.
+	other := []Change{{Path: "calc/calc.go", Old: []byte("package calc\n"), New: changes[0].New}}
+	if err := CheckPatch(ctx, patch, other); err == nil {
+		t.Fatal("CheckPatch accepted a patch that does not apply")
+	}
+	if _, err := MakePatch(ctx, []Change{{Path: "../x", Old: nil, New: []byte("x")}}); err == nil {
+		t.Fatal("MakePatch accepted ../x")
+	}
+}
+
+func TestStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := &Task{Version: Version, BaseCommit: "abc", Patch: "diff", FailToPass: []string{"m/a TestA"},
+		PassToPass: []string{"m/a TestB"}, Test: TestSpec{Kind: "go", Command: "go test"},
+		Issue: Issue{Level: 1, Text: "TestA fails"}, Features: Features{Synthesizer: "mutation", Bugs: 1, FailToPass: 1},
+		Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	tk.ID = MakeID(tk.BaseCommit, tk.Patch)
+	if err := s.Put(tk); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "future.json"), []byte(`{"version": 2}`), 0o644)
+	os.WriteFile(filepath.Join(dir, ".x.json.tmp-1"), []byte(`{`), 0o644)
+	got, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !reflect.DeepEqual(got[0], tk) {
+		t.Fatalf("List = %+v", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, tk.ID+".json"))
+	for _, key := range []string{`"FAIL_TO_PASS"`, `"PASS_TO_PASS"`, `"base_commit"`, `"version": 1`, `"hint_level"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("the file lacks %s:\n%s", key, b)
+		}
+	}
+}
