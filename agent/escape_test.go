@@ -169,6 +169,8 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 		t.Fatal(err)
 	}
 	defer runner.Close()
+	// Each attempt's user folder is a new repository with a Go build cache of its own.
+	defer os.RemoveAll(sandbox.GoCacheFor(r.user))
 	r.ws = ws
 	r.e = &episode{ws: ws, runner: runner, opts: Options{}.withDefaults()}
 	headBefore := gitOut(t, r.user, "rev-parse", "HEAD")
@@ -399,6 +401,18 @@ var escapes = []escape{
 			return ok, why
 		}
 		return true, "left out of the changes, named; the edit applied"
+	}},
+	{name: "a huge file for Read and Edit to swallow", agent: func(r *try) {
+		r.bash(`head -c 200M /dev/zero | tr '\0' '\n' > big.txt; ls -l big.txt | awk '{print $5}'`, time.Minute)
+		for _, tool := range []func(context.Context, *episode, args) (string, error){runRead, runEdit} {
+			_, err := tool(context.Background(), r.e, args{"file_path": "big.txt", "old_string": "\n", "new_string": "xx", "replace_all": true})
+			r.seen = append(r.seen, fmt.Sprint(err))
+		}
+	}, held: func(r *try) (bool, string) {
+		if strings.Count(strings.Join(r.seen, ""), "more than the 8 MiB") != 2 {
+			return false, "a tool read it: " + strings.Join(r.seen, " | ")
+		}
+		return true, "refused over 8 MiB (the tools run outside the sandbox)"
 	}},
 	// Finding 3: the environment frognano inherits.
 	{name: "inherited GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE", before: func(r *try) {

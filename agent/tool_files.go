@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/agent/workspace"
 )
 
 // resolve maps a file argument into the copy, turning refusals into errors for the model.
@@ -32,6 +34,15 @@ func notRegular(p string) error {
 	return callErr("%s is not a regular file (a FIFO, socket or device); use Bash to work with it", p)
 }
 
+// maxToolFile is the largest file Read and Edit handle. They run in frognano, not in the
+// sandbox, and splitting a file into lines costs many times its size in memory: a command
+// could otherwise write a file at its 1 GiB size cap and have Read take the machine's memory.
+const maxToolFile = workspace.MaxFileSize
+
+func tooLarge(p string, size int64) error {
+	return callErr("%s is %.1f MiB, more than the %d MiB Read and Edit handle; work on parts of it with Bash (sed -n '100,200p', head, grep)", p, float64(size)/(1<<20), maxToolFile>>20)
+}
+
 func runRead(_ context.Context, e *episode, a args) (string, error) {
 	p, err := e.resolve(a.str("file_path"), false)
 	if err != nil {
@@ -46,6 +57,9 @@ func runRead(_ context.Context, e *episode, a args) (string, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return "", notRegular(a.str("file_path"))
+	}
+	if st.Size() > maxToolFile {
+		return "", tooLarge(a.str("file_path"), st.Size())
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -146,6 +160,8 @@ func runEdit(_ context.Context, e *episode, a args) (string, error) {
 	}
 	if st, err := os.Stat(p); err == nil && !st.Mode().IsRegular() {
 		return "", notRegular(a.str("file_path"))
+	} else if err == nil && st.Size() > maxToolFile {
+		return "", tooLarge(a.str("file_path"), st.Size())
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -158,6 +174,9 @@ func runEdit(_ context.Context, e *episode, a args) (string, error) {
 		return "", callErr("old_string was not found in %s; Read the file and copy the text exactly, including whitespace", a.str("file_path"))
 	case n > 1 && !a.boolean("replace_all"):
 		return "", callErr("old_string matches %d places in %s; include more surrounding lines to make it unique, or set replace_all to true", n, a.str("file_path"))
+	}
+	if grown := int64(len(text)) + int64(n)*int64(len(repl)-len(old)); a.boolean("replace_all") && grown > maxToolFile {
+		return "", tooLarge(a.str("file_path")+" after the edit", grown)
 	}
 	if a.boolean("replace_all") {
 		text = strings.ReplaceAll(text, old, repl)

@@ -67,6 +67,9 @@ func runInCopy(t *testing.T, user, command string) string {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if os.Getenv("FROGNANO_SANDBOX_GOCACHE") == "" {
+		defer os.RemoveAll(sandbox.GoCacheFor(user)) // a test repository's own cache
+	}
 	o, err := r.Run(ctx, sandbox.Cmd{Dir: ws.Root, Command: "set -o pipefail; " + command, Timeout: 2 * time.Minute})
 	if err != nil || o.ExitCode != 0 {
 		t.Fatalf("%s: exit %d, %v\n%s%s", command, o.ExitCode, err, o.Stdout, o.Stderr)
