@@ -24,7 +24,9 @@ import (
 //
 // Only what lies in a hidden place and exists when the Runner starts is bound (and only what
 // still exists when a command starts). Symlinks are followed: the target is bound at its own
-// path and at the link's. Nothing that is, or holds, a whole hidden place is bound back.
+// path and at the link's. Nothing that is, or holds, a whole hidden place or a home directory
+// is bound back: for ~/bin (on PATH in Debian's default ~/.profile) the bin folder alone is
+// bound, not the home around it, and so when ~/bin links to ~/dotfiles/bin.
 var allowed = []struct{ path, why string }{
 	{"$PATH", "the commands the user runs; for an entry named bin, the installation around it (~/miniconda3/bin: ~/miniconda3)"},
 	{"$GOROOT", "the Go toolchain"},
@@ -168,15 +170,21 @@ func allowCandidates(home string, getenv func(string) string, goEnv map[string]s
 // allowBinds resolves the candidates into read-only binds into the hidden roots, and the list
 // of what is bound for people. A PATH entry inside a place the secrets table may hide
 // (secrets, its candidates) is bound too, after the mask, which stays. gopath (GOPATH's
-// entries) is never bound whole: it holds the user's sources besides the module cache.
-func allowBinds(cands []allowCandidate, hidden, secrets, gopath []string) ([]bind, []Allowed) {
+// entries) is never bound whole: it holds the user's sources besides the module cache. Nor is
+// anything that is, or holds, one of homes (the home directories, homeDirs): hidden may be
+// /home as a whole, which a home does not hold.
+func allowBinds(cands []allowCandidate, hidden, homes, secrets, gopath []string) ([]bind, []Allowed) {
 	var binds []bind
 	var list []Allowed
 	seen := map[string]bool{}
+	homes = withReal(homes)
 	inHidden := func(p string) bool { return containedBy(p, hidden, false) && !holds(p, hidden) }
 	add := func(b bind, why string, path bool) {
 		if seen[b.path] || !(inHidden(b.path) || path && containedBy(b.path, secrets, false) && !holds(b.path, secrets)) {
 			return
+		}
+		if holds(b.path, homes) || !b.link && holds(b.src, homes) {
+			return // a whole home, never
 		}
 		seen[b.path] = true
 		b.ro, b.try = !b.link, true
@@ -188,11 +196,13 @@ func allowBinds(cands []allowCandidate, hidden, secrets, gopath []string) ([]bin
 	for _, c := range cands {
 		p := filepath.Clean(c.path)
 		real, err := filepath.EvalSymlinks(p)
-		if err != nil || holds(real, hidden) || holds(p, hidden) {
+		if err != nil || holds(real, hidden) || holds(p, hidden) || holds(real, homes) || holds(p, homes) {
 			continue // missing, or a whole home
 		}
-		if c.install {
-			if inst := installation(real, hidden, gopath); inst != real {
+		// ~/bin linking to ~/dotfiles/bin: the installation around the entry as written is the
+		// home, so the one around its target (~/dotfiles, the user's files) is not bound either.
+		if c.install && !homeInstall(p, homes) {
+			if inst := installation(real, hidden, homes, gopath); inst != real {
 				add(bind{path: inst, src: inst}, c.why, false)
 			}
 		}
@@ -235,25 +245,53 @@ func Bound(ctx context.Context) (hidden []string, allowed []Allowed) {
 	hidden = hiddenRoots(homes)
 	goEnv := goEnvironmentCached(ctx)
 	cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
-	_, allowed = allowBinds(cands, hidden, secretCandidates(homes, os.Getenv), filepath.SplitList(goEnv["GOPATH"]))
+	_, allowed = allowBinds(cands, hidden, homes, secretCandidates(homes, os.Getenv), filepath.SplitList(goEnv["GOPATH"]))
 	return hidden, allowed
 }
 
 // installation is the directory to bind for real, an entry of PATH or an interpreter: for a
 // bin directory (or a file in one) the installation around it, where its libraries are; real
-// itself when that would be a hidden root, ~/.local (which holds all of ~/.local/share) or
-// GOPATH.
-func installation(real string, hidden, gopath []string) string {
-	dir := real
-	if !isDir(real) {
-		dir = filepath.Dir(real)
-	}
-	if b := filepath.Base(dir); b != "bin" && b != "sbin" {
+// itself when that would be a hidden root, a home directory or above one (homes), ~/.local
+// (which holds all of ~/.local/share) or GOPATH.
+func installation(real string, hidden, homes, gopath []string) string {
+	dir := binDir(real)
+	if dir == "" {
 		return real
 	}
 	inst := filepath.Dir(dir)
-	if holds(inst, hidden) || filepath.Base(inst) == ".local" || slices.Contains(gopath, inst) {
+	if holds(inst, hidden) || holds(inst, homes) || filepath.Base(inst) == ".local" || slices.Contains(gopath, inst) {
 		return real
 	}
 	return inst
+}
+
+// binDir is the bin (or sbin) directory p is, or the one holding the file p; "" if neither.
+func binDir(p string) string {
+	dir := p
+	if !isDir(p) {
+		dir = filepath.Dir(p)
+	}
+	if b := filepath.Base(dir); b != "bin" && b != "sbin" {
+		return ""
+	}
+	return dir
+}
+
+// homeInstall reports whether p, as written, is a bin directory (or a file in one) right in
+// a home directory or above one: ~/bin.
+func homeInstall(p string, homes []string) bool {
+	dir := binDir(p)
+	return dir != "" && holds(filepath.Dir(dir), homes)
+}
+
+// withReal is paths with, after each, its real path when that differs (/home may be a link
+// to /usr/home).
+func withReal(paths []string) []string {
+	out := slices.Clone(paths)
+	for _, p := range paths {
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
 }

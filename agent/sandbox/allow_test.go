@@ -41,7 +41,7 @@ func TestAllowBinds(t *testing.T) {
 		{path: filepath.Join(home, "missing")},           // missing: skipped
 		{path: filepath.Join(store, "system", "sw/bin")}, // visible already
 	}
-	binds, list := allowBinds(cands, []string{home, run}, []string{filepath.Join(home, ".aws")}, []string{filepath.Join(home, "go")})
+	binds, list := allowBinds(cands, []string{home, run}, []string{home}, []string{filepath.Join(home, ".aws")}, []string{filepath.Join(home, "go")})
 	var got []string
 	for _, b := range binds {
 		s := strings.ReplaceAll(b.path, root, "")
@@ -94,5 +94,38 @@ func TestHiddenRoots(t *testing.T) {
 		if !containedBy(h, roots, false) && !systemDir(h) {
 			t.Errorf("home %s is not hidden: %q", h, roots)
 		}
+	}
+}
+
+// ~/bin on PATH (Debian's default ~/.profile) when the homes are hidden as /home whole: only
+// the bin folder is bound, never the home around it, nor ~/dotfiles when ~/bin links into it.
+// Before the fix the home itself was bound back.
+func TestAllowBindsHomeBin(t *testing.T) {
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	homes := filepath.Join(root, "home")
+	u, v := filepath.Join(homes, "u"), filepath.Join(homes, "v")
+	for _, d := range []string{"home/u/bin", "home/v/dotfiles/bin", "home/u/miniconda3/bin"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.Symlink("dotfiles/bin", filepath.Join(v, "bin"))
+	cands := []allowCandidate{
+		{path: filepath.Join(u, "bin"), install: true},
+		{path: filepath.Join(v, "bin"), install: true},
+		{path: filepath.Join(u, "miniconda3/bin"), install: true}, // still the installation around it
+		{path: u, install: true},                                  // a home: never
+	}
+	binds, _ := allowBinds(cands, []string{homes}, []string{u, v}, nil, nil)
+	var got []string
+	for _, b := range binds {
+		s := strings.ReplaceAll(b.path, root, "")
+		if b.link {
+			s = "link " + s + " -> " + b.src
+		}
+		got = append(got, s)
+	}
+	want := []string{"/home/u/bin", "/home/v/dotfiles/bin", "link /home/v/bin -> dotfiles/bin", "/home/u/miniconda3", "/home/u/miniconda3/bin"}
+	if !slices.Equal(got, want) {
+		t.Errorf("binds:\n got %q\nwant %q", got, want)
 	}
 }

@@ -276,3 +276,42 @@ func TestPathEntryThroughRunLink(t *testing.T) {
 		t.Errorf("want the PATH entry through /run to work and nothing else there: stdout %q stderr %q", o.Stdout, o.Stderr)
 	}
 }
+
+// With ~/bin on PATH (Debian's default ~/.profile) and the home under /home (hidden whole),
+// the tool in ~/bin runs but the rest of the home stays hidden; so when ~/bin links into
+// ~/dotfiles. The home itself used to be bound back, read-only but whole.
+func TestHomeBinNotBoundWhole(t *testing.T) {
+	for _, dotfiles := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dotfiles=%v", dotfiles), func(t *testing.T) {
+			goEnvironmentCached(context.Background()) // with the real HOME, as in frognano
+			home, err := os.MkdirTemp("/home", "frognano-test-")
+			if err != nil {
+				t.Skipf("cannot make a home under /home (needs root): %v", err)
+			}
+			t.Cleanup(func() { os.RemoveAll(home) })
+			os.Chmod(home, 0o755)
+			bin := filepath.Join(home, "bin")
+			if dotfiles {
+				bin = filepath.Join(home, "dotfiles", "bin")
+				os.MkdirAll(bin, 0o755)
+				os.Symlink("dotfiles/bin", filepath.Join(home, "bin"))
+				os.WriteFile(filepath.Join(home, "dotfiles", "token"), []byte(secretMark+"dotfiles\n"), 0o644)
+			}
+			os.MkdirAll(bin, 0o755)
+			os.WriteFile(filepath.Join(bin, "hometool"), []byte("#!/bin/sh\necho hometool ran\n"), 0o755)
+			os.WriteFile(filepath.Join(home, "notes.txt"), []byte(secretMark+"home\n"), 0o644)
+			t.Setenv("HOME", home)
+			t.Setenv("PATH", filepath.Join(home, "bin")+":"+os.Getenv("PATH"))
+			r := bwrapRunner(t, Options{})
+			for _, a := range r.Allowed() {
+				if holds(a.Path, []string{home}) {
+					t.Errorf("the allowlist binds %s, which holds the home %s", a.Path, home)
+				}
+			}
+			o := run(t, r, fmt.Sprintf("hometool; cat %[1]s/notes.txt %[1]s/dotfiles/token 2>/dev/null; echo done", home), 10*time.Second)
+			if o.Stdout != "hometool ran\ndone\n" {
+				t.Errorf("want ~/bin to work and the rest of the home hidden: stdout %q stderr %q", o.Stdout, o.Stderr)
+			}
+		})
+	}
+}

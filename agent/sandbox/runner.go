@@ -144,7 +144,7 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if iso.DenyByDefault {
 		r.hidden = hiddenRoots(homes)
 		cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
-		r.allow, r.allowed = allowBinds(cands, r.hidden, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
+		r.allow, r.allowed = allowBinds(cands, r.hidden, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
 	}
 	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
