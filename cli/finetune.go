@@ -10,7 +10,7 @@ import (
 // does the work (finetune_*.go); a step not built yet says so and exits with exitNotReady.
 // The order is the order of `frognano finetune --help`.
 var finetuneCommands = []command{
-	{"setup", "create the trainer's Python environment (not yet available)", notYet("finetune setup", "the trainer's setup")},
+	{"setup", "create the trainer's Python environment and check CUDA", runFinetuneSetup},
 	{"synth", "synthesize verified training tasks from a repository's tests (not yet available)", notYet("finetune synth", "task synthesis")},
 	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
 	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},

@@ -75,6 +75,7 @@ var checks = []check{
 	{"python", checkPython},
 	{"torch", checkTorch},
 	{"gpu", checkGPU},
+	{"trainer", checkTrainer},
 }
 
 // Run runs every check against cfg.
