@@ -25,5 +25,6 @@ vet:
 # the standard library again.
 test: setup vet
 	cd editors/vscode && npm test
+	cd finetune/trainer && "$${FROGNANO_TRAINER_PYTHON:-$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/trainer-venv/bin/python}" -m pytest -q
 	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
 		$(GO) test -race -count=1 -timeout 30m ./...

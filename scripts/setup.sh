@@ -22,6 +22,10 @@ need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the ra
 step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build" scripts/build-ollama.sh >/dev/null
 step "SmolLM2-135M-Instruct test model" scripts/fetch-smollm2.sh >/dev/null
 step "go modules" go mod download
+# The fine-tuning trainer's Python environment (torch, transformers, peft: about 5 GB, about
+# 3 minutes cold), built by the same code as `frognano finetune setup`; instant once built.
+need_cmd python3 "install Python 3.11+ with its venv module (Debian: apt-get install python3 python3-venv)"
+step "trainer environment (frognano finetune setup)" go run ./cmd/frognano finetune setup
 # Debian packages: bubblewrap (the agent's sandbox), neovim (the plugin's tests), chromium
 # and code-server's build dependencies (the VS Code extension's end-to-end test).
 apt_missing=()
