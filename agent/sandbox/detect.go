@@ -52,6 +52,10 @@ type Isolation struct {
 	// PrivateMounts: what is mounted on the machine while a command runs does not appear in
 	// its view (bubblewrap alone would let it: it makes / a slave of the machine's mounts).
 	PrivateMounts bool
+	// SyscallFilter: a seccomp filter (seccomp.go) denies commands the kernel keyrings
+	// (the session keyring frognano was started in), io_uring, bpf, perf_event_open,
+	// userfaultfd, kexec and new user namespaces. bubblewrap mode on x86-64 only.
+	SyscallFilter bool
 	// ProcessLimit names the mechanism that caps the number of processes of one command,
 	// e.g. "cgroup v1 pids.max"; empty when none works here.
 	ProcessLimit string
@@ -94,6 +98,9 @@ func (iso Isolation) Summary() string {
 	}
 	if iso.PrivateMounts {
 		has = append(has, "host mounts kept out")
+	}
+	if iso.SyscallFilter {
+		has = append(has, "keyrings, io_uring, bpf and user namespaces denied")
 	}
 	if iso.ProcessLimit != "" {
 		has = append(has, "process limit by "+iso.ProcessLimit)
@@ -144,8 +151,15 @@ func detect(ctx context.Context, want Mode) (Isolation, error) {
 			if !private {
 				why = append(why, "mounts made on the machine during a command appear inside (no private mount namespace: user namespaces are off)")
 			}
+			if !seccompSupported() {
+				why = append(why, "no syscall filter on this architecture (x86-64 only): commands can use the session keyring, io_uring, bpf and user namespaces")
+			} else if err := probeSeccomp(ctx, prefix, drop, private); err != nil {
+				why = append(why, "no syscall filter (commands can use the session keyring, io_uring, bpf and user namespaces): "+err.Error())
+			} else {
+				iso.SyscallFilter = true
+			}
 		case ModeUnshare:
-			why = append(why, "writes are not confined to the workspace copy; the homes and /run are readable but for the secrets table, sockets there reachable")
+			why = append(why, "writes are not confined to the workspace copy; the homes and /run are readable but for the secrets table, sockets there reachable; no syscall filter (the session keyring, io_uring, bpf and user namespaces are usable)")
 			if iso.UID == 0 {
 				why = append(why, "commands run as root without capabilities, so root-owned files are readable")
 			}
@@ -267,8 +281,40 @@ func bwrapFlags(drop bool) []string {
 		// Explicit, so that RLIMIT_NPROC counts only the sandbox's processes even with a
 		// setuid bwrap; see processLimit.
 		f = append(f, "--unshare-user")
+		if disableUserns() {
+			// No namespaces of its own inside ours (the syscall filter denies them too).
+			f = append(f, "--disable-userns")
+		}
 	}
 	return f
+}
+
+// disableUserns reports whether this bubblewrap can stop commands from making user
+// namespaces (--disable-userns, bubblewrap 0.8+, not when setuid).
+func disableUserns() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "bwrap", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "true").Run() == nil
+}
+
+// probeSeccomp checks that bubblewrap runs a command under the syscall filter.
+func probeSeccomp(ctx context.Context, prefix, drop []string, private bool) error {
+	f, err := seccompFile()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	argv := append(append(append(slices.Clip(prefix), "--seccomp", seccompFD), drop...), "true")
+	probe := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	probe.Dir = "/"
+	probe.SysProcAttr = privateMounts(private)
+	probe.ExtraFiles = []*os.File{f}
+	if out, err := probe.CombinedOutput(); err != nil {
+		return fmt.Errorf("bubblewrap --seccomp does not work here: %s", firstLine(string(out), err.Error()))
+	}
+	return nil
 }
 
 // processLimit says how a command's process count can be capped here: a pids cgroup of its

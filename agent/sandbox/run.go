@@ -85,6 +85,16 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	defer outR.Close()
 	defer errR.Close()
 	cmd.Stdout, cmd.Stderr = outW, errW
+	if r.iso.Mode == ModeBwrap && r.iso.SyscallFilter {
+		f, err := seccompFile()
+		if err != nil {
+			outW.Close()
+			errW.Close()
+			return Output{}, fmt.Errorf("sandbox: %w", err)
+		}
+		defer f.Close()
+		cmd.ExtraFiles = []*os.File{f} // fd 3, seccompFD
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()

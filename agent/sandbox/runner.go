@@ -227,6 +227,9 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 			masks = append(masks, mask{path: h, dir: true})
 		}
 		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
+		if r.iso.SyscallFilter {
+			a = append(a, "--seccomp", seccompFD) // Run passes the filter there
+		}
 		// nobody cannot write in root's empty tmpfs: remounting them read-only costs time only.
 		a = append(a, bwrapMounts(binds, masks, r.empty, r.iso.drop == nil)...)
 		a = append(a, "--chdir", dir)
