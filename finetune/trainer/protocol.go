@@ -113,6 +113,14 @@ type Saved struct {
 	Files []string `json:"files"`
 }
 
+// Exported is a merged model folder; Problems lists what Ollama's converter would refuse.
+type Exported struct {
+	Path         string   `json:"path"`
+	Files        []string `json:"files"`
+	Architecture string   `json:"architecture"`
+	Problems     []string `json:"problems"`
+}
+
 // Metrics are the trainer's running totals.
 type Metrics struct {
 	Uptime     float64  `json:"uptime_s"`

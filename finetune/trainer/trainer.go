@@ -5,6 +5,7 @@ package trainer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,6 +244,13 @@ func (p *Process) Train(ctx context.Context, b Batch) (*Trained, error) {
 func (p *Process) Save(ctx context.Context, dir string) (*Saved, error) {
 	var r Saved
 	return &r, p.Call(ctx, "save", map[string]string{"path": dir}, &r)
+}
+
+// MergeExport writes the adapter merged into the base weights as a safetensors folder
+// (dtype bfloat16, float16 or float32; empty means bfloat16).
+func (p *Process) MergeExport(ctx context.Context, dir, dtype string) (*Exported, error) {
+	var r Exported
+	return &r, p.Call(ctx, "merge_export", map[string]string{"path": dir, "dtype": cmp.Or(dtype, "bfloat16")}, &r)
 }
 
 // Metrics returns the running totals.

@@ -95,6 +95,10 @@ func TestTrainerEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "adapter_model.safetensors")); err != nil {
 		t.Fatalf("saved %+v: %v", saved, err)
 	}
+	ex, err := p.MergeExport(ctx, filepath.Join(t.TempDir(), "merged"), "float32")
+	if err != nil || ex.Architecture != "LlamaForCausalLM" || len(ex.Problems) != 0 {
+		t.Fatalf("merge_export: %+v, %v", ex, err)
+	}
 	m, err := p.Metrics(ctx)
 	if err != nil || m.Steps != 1 || m.Tokens != 48 || !m.Loaded {
 		t.Fatalf("metrics = %+v, %v", m, err)

@@ -199,6 +199,11 @@ class Policy:
         self.model.save_pretrained(path)
         return {"path": path, "files": sorted(os.listdir(path))}
 
+    def merge_export(self, path, dtype="bfloat16"):
+        from .export import merge_export
+
+        return merge_export(self.model, path, dtype)
+
     def metrics(self):
         m = dict(self.stats)
         if self.device.type == "cuda":

@@ -42,6 +42,7 @@ class Server:
             "load": self.load,
             "train": self.train,
             "save": self.save,
+            "merge_export": self.merge_export,
             "metrics": self.metrics,
             "shutdown": self.shutdown,
         }
@@ -125,6 +126,12 @@ class Server:
         if not isinstance(path, str) or not path:
             raise ConfigError("save.path must be a folder path")
         return self._need_policy().save(path)
+
+    def merge_export(self, params):
+        path = params.get("path")
+        if not isinstance(path, str) or not path:
+            raise ConfigError("merge_export.path must be a folder path")
+        return self._need_policy().merge_export(path, params.get("dtype", "bfloat16"))
 
     def metrics(self, params):
         m = {"uptime_s": time.monotonic() - self.started, "loaded": self.policy is not None}
