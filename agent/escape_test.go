@@ -130,6 +130,7 @@ type escape struct {
 	root   bool              // needs root to set up (a mount on the host, a root-owned file): tried as root only
 	env    map[string]string // frognano's environment for this attempt, restored after it
 	limits *sandbox.Limits   // nil: the defaults an episode runs with
+	disk   int64             // the episode's disk budget; 0: the default
 	before func(r *try)      // before the copy is made (the environment frognano inherits)
 	agent  func(r *try)      // the model's part
 	// held says whether it was contained, with the evidence; the checks common to all
@@ -172,7 +173,10 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 	// Each attempt's user folder is a new repository with a Go build cache of its own.
 	defer os.RemoveAll(sandbox.GoCacheFor(r.user))
 	r.ws = ws
-	r.e = &episode{ws: ws, runner: runner, opts: Options{}.withDefaults()}
+	r.e = &episode{ws: ws, runner: runner, opts: Options{DiskBudget: esc.disk}.withDefaults()}
+	if r.e.disk, err = newDiskGuard(r.e.opts.DiskBudget, ws.Root, goCacheFor(ws)); err != nil {
+		t.Fatal(err)
+	}
 	headBefore := gitOut(t, r.user, "rev-parse", "HEAD")
 	esc.agent(r)
 	// What `frognano agent --apply` does once the episode is over.
@@ -621,6 +625,26 @@ var escapes = []escape{
 			return false, "no ENOSPC: " + out
 		}
 		return true, "ENOSPC at the cap"
+	}},
+	{name: "fill the disk through the copy", disk: 64 << 20, agent: func(r *try) {
+		out, err := runBash(context.Background(), r.e, args{"command": `for i in $(seq 1 50); do head -c 10M /dev/urandom > f$i; done; echo FINISHED`})
+		r.seen = append(r.seen, out+fmt.Sprint(err))
+	}, held: func(r *try) (bool, string) {
+		out := strings.Join(r.seen, "")
+		var size int64
+		filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
+			if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+				size += info.Size()
+			}
+			return nil
+		})
+		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
+			return false, "not stopped: " + out
+		}
+		if size > 300<<20 {
+			return false, fmt.Sprintf("wrote %d MiB against a 64 MiB budget", size>>20)
+		}
+		return true, fmt.Sprintf("killed at %d MiB of a 64 MiB budget, the model told why", size>>20)
 	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)

@@ -32,6 +32,7 @@ type episode struct {
 	model  Model
 	ws     *workspace.Workspace
 	runner *sandbox.Runner
+	disk   *diskGuard
 	traj   *trajectory
 	think  bool
 
@@ -92,7 +93,11 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	}
 	defer traj.close()
 
-	e := &episode{opts: opts, task: task, model: model, ws: ws, runner: runner, traj: traj, think: think}
+	disk, err := newDiskGuard(opts.DiskBudget, ws.Root, goCacheFor(ws))
+	if err != nil {
+		return nil, err
+	}
+	e := &episode{opts: opts, task: task, model: model, ws: ws, runner: runner, traj: traj, think: think, disk: disk}
 	if iso := runner.Isolation(); iso.Why != "" {
 		e.notice("Commands run with reduced isolation on this machine: " + iso.Summary())
 	}
@@ -147,11 +152,15 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 // compile the standard library again. It gives up that separation, so it is not for
 // everyday use.
 func newRunner(ctx context.Context, ws *workspace.Workspace) (*sandbox.Runner, error) {
-	goCache := sandbox.GoCacheFor(ws.Source)
+	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws)})
+}
+
+// goCacheFor is the Go build cache of the commands run on ws.
+func goCacheFor(ws *workspace.Workspace) string {
 	if shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); shared != "" {
-		goCache = shared
+		return shared
 	}
-	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCache})
+	return sandbox.GoCacheFor(ws.Source)
 }
 
 // loop is the linear agent loop: ask the model, run its calls, repeat until it answers

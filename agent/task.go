@@ -40,6 +40,10 @@ type Options struct {
 	Logprobs bool
 	// BashTimeout is the default for the Bash tool (120 s); the model may ask for another.
 	BashTimeout time.Duration
+	// DiskBudget is how much the episode's commands may take of the copy's disk in all
+	// (default DefaultDiskBudget, and at most half of the free space when it begins); a
+	// command that takes more is killed and the model told why.
+	DiskBudget int64
 	// WorkDir holds the private copy and the sandbox's home; default a new temp dir,
 	// removed at the end.
 	WorkDir string
@@ -72,6 +76,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TopK == 0 {
 		o.TopK = 20
+	}
+	if o.DiskBudget <= 0 {
+		o.DiskBudget = DefaultDiskBudget
 	}
 	if o.BashTimeout == 0 {
 		o.BashTimeout = 120 * time.Second

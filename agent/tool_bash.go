@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,7 +42,14 @@ func runBash(ctx context.Context, e *episode, a args) (string, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return "", callErr("command is empty")
 	}
-	out, err := e.runner.Run(ctx, sandbox.Cmd{Dir: e.ws.Root, Command: cmd, Timeout: e.bashTimeout(a)})
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := e.disk.watch(cancel)
+	out, err := e.runner.Run(cctx, sandbox.Cmd{Dir: e.ws.Root, Command: cmd, Timeout: e.bashTimeout(a)})
+	stop()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errDiskBudget) {
+		return formatBash(out) + e.disk.diskNote(), nil
+	}
 	if err != nil {
 		return "", err // the sandbox failed, or the run was cancelled: not the model's mistake
 	}
