@@ -35,7 +35,10 @@ type Checkout struct {
 }
 
 // userGit is the user's repository, as they configured it.
-func userGit(repo string) gitcmd.Repo { return gitcmd.Repo{Dir: repo, Trust: gitcmd.User} }
+// GIT_OPTIONAL_LOCKS=0: git status would otherwise refresh the user's index and write it.
+func userGit(repo string) gitcmd.Repo {
+	return gitcmd.Repo{Dir: repo, Trust: gitcmd.User, Env: []string{"GIT_OPTIONAL_LOCKS=0"}}
+}
 
 // Head is the commit HEAD names in repo.
 func Head(ctx context.Context, repo string) (string, error) {

@@ -45,6 +45,9 @@ type Results struct {
 	Broken map[string]string
 	// Seconds per package, as go test timed it.
 	Seconds map[string]float64
+	// Output of the tests that did not pass (the first 4 KiB of each): what a failing test
+	// said is the issue text at hint level 1.
+	Output map[string]string
 }
 
 type testEvent struct {
@@ -59,7 +62,8 @@ type testEvent struct {
 // ParseGoTestJSON reads `go test -json` output (or test2json's). Lines that are not JSON
 // events are ignored: a package's own prints can reach stdout when a test binary dies.
 func ParseGoTestJSON(out []byte) Results {
-	r := Results{Tests: map[string]Result{}, Broken: map[string]string{}, Seconds: map[string]float64{}}
+	r := Results{Tests: map[string]Result{}, Broken: map[string]string{}, Seconds: map[string]float64{}, Output: map[string]string{}}
+	var output = map[string]*strings.Builder{}
 	running := map[string]bool{}
 	timedOut := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -87,6 +91,17 @@ func ParseGoTestJSON(out []byte) Results {
 				running[TestID(e.Package, e.Test)] = true
 			}
 		case "output":
+			if e.Test != "" {
+				id := TestID(e.Package, strings.SplitN(e.Test, "/", 2)[0])
+				b := output[id]
+				if b == nil {
+					b = &strings.Builder{}
+					output[id] = b
+				}
+				if b.Len() < 4096 {
+					b.WriteString(e.Output)
+				}
+			}
 			if strings.HasPrefix(e.Output, "panic: test timed out after") {
 				timedOut[e.Package] = true
 			}
@@ -119,6 +134,11 @@ func ParseGoTestJSON(out []byte) Results {
 			r.Broken[pkg] = "timed out"
 		} else {
 			r.Tests[id] = Result{Status: Fail}
+		}
+	}
+	for id, t := range r.Tests {
+		if b := output[id]; b != nil && t.Status != Pass && t.Status != Skip {
+			r.Output[id] = b.String()
 		}
 	}
 	// A package whose failure is explained by its failing tests is not broken.

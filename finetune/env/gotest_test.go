@@ -2,6 +2,7 @@ package env
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,9 @@ not json
 		"m/a TestBad":   {Fail, 0.1},
 		"m/h TestHang":  {Hung, 0},
 		"m/c TestCrash": {Fail, 0},
+	}
+	if !strings.Contains(r.Output["m/h TestHang"], "timed out") {
+		t.Errorf("output %q", r.Output)
 	}
 	if !reflect.DeepEqual(r.Tests, want) {
 		t.Errorf("tests %v, want %v", r.Tests, want)

@@ -1,0 +1,386 @@
+package synth
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
+)
+
+// Options tune Run. The zero value works.
+type Options struct {
+	// N is how many valid tasks to make; 0 means 20. Synthesis stops earlier when the
+	// candidates run out.
+	N int
+	// Synthesizers to use (SynthMutation, SynthRemoval); empty means both.
+	Synthesizers []string
+	// Seed orders the candidates (the same seed on the same commit gives the same tasks).
+	Seed uint64
+	// StoreDir is the task store; default task.DefaultDir(repository).
+	StoreDir string
+	// Env configures the environment (time limits, caches).
+	Env env.Options
+	// CompareNaive validates the same candidates again the naive way (the whole suite per
+	// candidate on a fresh copy) and reports both times: the benchmark.
+	CompareNaive bool
+	// Progress hears each step, for a progress bar.
+	Progress func(Progress)
+}
+
+// Progress is one step of a synthesis run.
+type Progress struct {
+	Phase       string // "environment", "screening", "confirming", "naive"
+	Done, Total int    // candidates through validation so far / to go (0: unknown)
+	Valid       int
+	Text        string
+}
+
+// Summary is what a run did; its JSON form is `frognano finetune synth --json`.
+type Summary struct {
+	Repo       string  `json:"repo"`
+	Commit     string  `json:"commit"`
+	Dirty      bool    `json:"dirty"` // the work tree had uncommitted changes (not used)
+	EnvCached  bool    `json:"environment_cached"`
+	EnvSeconds float64 `json:"environment_seconds"`
+	Tests      struct {
+		Passing int `json:"passing"`
+		Failing int `json:"failing"`
+		Flaky   int `json:"flaky"`
+		Hung    int `json:"hung"`
+	} `json:"tests"`
+	Candidates    map[string]int `json:"candidates"` // by synthesizer
+	ValidBy       map[string]int `json:"valid_by_synthesizer"`
+	Valid         int            `json:"valid"`
+	Rejected      map[string]int `json:"rejected"` // by reason
+	MedianSeconds float64        `json:"median_validation_seconds"`
+	Seconds       float64        `json:"seconds"` // the whole run
+	// TasksPerMinute counts the validation time only (not the environment).
+	TasksPerMinute float64  `json:"tasks_per_minute"`
+	Store          string   `json:"store"`
+	Tasks          []string `json:"tasks"` // ids
+	Naive          *Naive   `json:"naive,omitempty"`
+}
+
+// Naive compares validation through the switch with the naive way, on the same candidates.
+type Naive struct {
+	Candidates    int     `json:"candidates"`
+	SwitchSeconds float64 `json:"switch_seconds"` // screening and confirmation of those candidates
+	NaiveSeconds  float64 `json:"naive_seconds"`
+	Speedup       float64 `json:"speedup"`
+	Agree         bool    `json:"agree"` // both accepted exactly the same candidates
+}
+
+type runner struct {
+	s        *env.Session
+	opts     Options
+	sources  map[string][]byte // file → its content at the base commit
+	passing  []string
+	excluded []string // names of tests not to run: flaky, failing, hung
+	round    int
+}
+
+// Run synthesizes tasks from repo's HEAD into the store.
+func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
+	if opts.N <= 0 {
+		opts.N = 20
+	}
+	if opts.Progress == nil {
+		opts.Progress = func(Progress) {}
+	}
+	start := time.Now()
+	envOpts := opts.Env
+	envOpts.Progress = func(s string) { opts.Progress(Progress{Phase: "environment", Text: s}) }
+	s, err := env.Open(ctx, repo, envOpts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	r := &runner{s: s, opts: opts, sources: map[string][]byte{}, passing: s.Env.Passing()}
+	for id, t := range s.Env.Tests {
+		if t.Status == env.Flaky || t.Status == env.Hung || t.Status == env.Fail {
+			_, name := env.SplitID(id)
+			r.excluded = append(r.excluded, name)
+		}
+	}
+	sort.Strings(r.excluded)
+	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
+		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, Rejected: map[string]int{}}
+	sum.Tests.Passing, sum.Tests.Failing = len(r.passing), s.Env.Count(env.Fail)
+	sum.Tests.Flaky, sum.Tests.Hung = s.Env.Count(env.Flaky), s.Env.Count(env.Hung)
+	storeDir := opts.StoreDir
+	if storeDir == "" {
+		storeDir = task.DefaultDir(s.Checkout.Repo)
+	}
+	store, err := task.Open(storeDir)
+	if err != nil {
+		return nil, err
+	}
+	sum.Store = storeDir
+
+	cands := r.candidates(sum)
+	vstart := time.Now()
+	var verdicts []*verdict
+	seen := map[string]bool{}
+	for next := 0; next < len(cands) && sum.Valid < opts.N; {
+		// A round: enough candidates for the tasks still missing at a pessimistic yield.
+		size := max(2*(opts.N-sum.Valid), 8)
+		batch := cands[next:min(next+size, len(cands))]
+		next += len(batch)
+		for _, v := range r.validate(ctx, batch, next, len(cands), sum.Valid) {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			verdicts = append(verdicts, v)
+			if v.reason == "" && sum.Valid < opts.N {
+				id := task.MakeID(s.Checkout.Commit, v.patch)
+				if seen[id] {
+					v.reason = RejectDuplicate
+				} else {
+					seen[id] = true
+					t := r.task(v, id)
+					if err := store.Put(t); err != nil {
+						return nil, err
+					}
+					sum.Valid++
+					sum.ValidBy[v.m.Synthesizer]++
+					sum.Tasks = append(sum.Tasks, id)
+				}
+			}
+			if v.reason != "" {
+				sum.Rejected[v.reason]++
+			}
+		}
+	}
+	vsecs := time.Since(vstart).Seconds()
+	var times []float64
+	for _, v := range verdicts {
+		if v.reason != RejectCompile || v.seconds > 0 {
+			times = append(times, v.seconds)
+		}
+	}
+	sum.MedianSeconds = median(times)
+	if vsecs > 0 {
+		sum.TasksPerMinute = float64(sum.Valid) / vsecs * 60
+	}
+	if opts.CompareNaive {
+		if sum.Naive, err = r.compareNaive(ctx, verdicts); err != nil {
+			return nil, err
+		}
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	return sum, nil
+}
+
+// candidates are every mutant of the packages whose own tests pass, in the seed's order.
+// A mutant that cannot compile on its own (an import left unused) is counted and dropped.
+func (r *runner) candidates(sum *Summary) []Mutant {
+	want := map[string]bool{}
+	for _, sy := range r.opts.Synthesizers {
+		want[sy] = true
+	}
+	if len(want) == 0 {
+		want[SynthMutation], want[SynthRemoval] = true, true
+	}
+	var pkgs []string
+	for pkg := range r.s.Env.Packages {
+		if len(r.selected(pkg)) > 0 {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	sort.Strings(pkgs)
+	var out []Mutant
+	id := 0
+	for _, pkg := range pkgs {
+		info := r.s.Env.Packages[pkg]
+		for _, f := range info.GoFiles {
+			file := f
+			if info.Dir != "." {
+				file = info.Dir + "/" + f
+			}
+			src, err := readSource(filepath.Join(r.s.Checkout.Dir, filepath.FromSlash(file)))
+			if err != nil {
+				continue
+			}
+			ms, err := GoMutants(pkg, file, src)
+			if err != nil {
+				continue
+			}
+			r.sources[file] = src
+			for _, m := range ms {
+				if !want[m.Synthesizer] {
+					continue
+				}
+				sum.Candidates[m.Synthesizer]++
+				if !compiles(file, m.Apply(src)) {
+					sum.Rejected[RejectCompile]++
+					continue
+				}
+				id++
+				m.ID = id
+				out = append(out, m)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(r.opts.Seed, 0x5eed))
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// readSource reads a file of the checkout (frognano's own export), refusing links.
+func readSource(p string) ([]byte, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return os.ReadFile(p)
+}
+
+// validate screens a batch package by package on one copy, then confirms the survivors.
+func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, valid int) []*verdict {
+	byPkg := map[string][]Mutant{}
+	var pkgs []string
+	for _, m := range batch {
+		if byPkg[m.Package] == nil {
+			pkgs = append(pkgs, m.Package)
+		}
+		byPkg[m.Package] = append(byPkg[m.Package], m)
+	}
+	sort.Strings(pkgs)
+	var out []*verdict
+	c, err := r.s.Copy(ctx, nil)
+	screened := map[int]*verdict{}
+	if err == nil {
+		for _, pkg := range pkgs {
+			r.opts.Progress(Progress{Phase: "screening", Done: done - len(batch), Total: total, Valid: valid, Text: pkg})
+			for id, v := range r.screen(ctx, c, pkg, byPkg[pkg]) {
+				screened[id] = v
+			}
+		}
+		c.Close()
+	}
+	for i, m := range batch {
+		v := screened[m.ID]
+		if v == nil {
+			v = &verdict{m: m} // not screened: the plain check decides alone
+		}
+		if v.reason == "" {
+			r.opts.Progress(Progress{Phase: "confirming", Done: done - len(batch) + i, Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
+			r.confirm(ctx, v)
+			if v.reason == "" {
+				valid++
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (r *runner) compareNaive(ctx context.Context, verdicts []*verdict) (*Naive, error) {
+	n := &Naive{Agree: true}
+	start := time.Now()
+	for i, v := range verdicts {
+		if v.reason == RejectDuplicate {
+			continue
+		}
+		r.opts.Progress(Progress{Phase: "naive", Done: i, Total: len(verdicts), Text: v.m.File + ": " + v.m.Desc})
+		ok, err := r.naive(ctx, v.m)
+		if err != nil {
+			return nil, err
+		}
+		if ok != (v.reason == "") {
+			n.Agree = false
+		}
+		n.Candidates++
+		n.SwitchSeconds += v.seconds
+	}
+	n.NaiveSeconds = time.Since(start).Seconds()
+	if n.SwitchSeconds > 0 {
+		n.Speedup = n.NaiveSeconds / n.SwitchSeconds
+	}
+	return n, nil
+}
+
+// task is the store's record of an accepted verdict.
+func (r *runner) task(v *verdict, id string) *task.Task {
+	m := v.m
+	pkgs := map[string]bool{}
+	for _, t := range append(append([]string(nil), v.failToPass...), v.passToPass...) {
+		p, _ := env.SplitID(t)
+		pkgs[p] = true
+	}
+	t := &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
+		Patch: v.patch, FailToPass: v.failToPass, PassToPass: v.passToPass,
+		Test: task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1,
+			ChangedLines: task.ChangedLines(v.patch), HintLevel: 1, Bugs: 1, FailToPass: len(v.failToPass),
+			PassToPass: len(v.passToPass), TestDistance: v.distance},
+		Origin:  task.Origin{Synthesizer: m.Synthesizer, Operator: m.Operator, File: m.File, Function: m.Func, Line: m.Line, Description: m.Desc},
+		Created: time.Now().UTC().Truncate(time.Second)}
+	if t.PassToPass == nil {
+		t.PassToPass = []string{}
+	}
+	issues := issueTexts(m, v, r.sources[m.File])
+	t.Issue, t.OtherIssues = issues[1], []task.Issue{issues[0]}
+	return t
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// issueTexts are the problem statements at hint levels 0 and 1. Neither shows the patch
+// or the tests' code; level 1 shows only what the failing tests printed.
+func issueTexts(m Mutant, v *verdict, src []byte) []task.Issue {
+	doc := docOf(src, m.FuncStart)
+	var l0 strings.Builder
+	if m.Synthesizer == SynthRemoval {
+		fmt.Fprintf(&l0, "Implement `%s` in %s: its body is missing.", m.Func, m.File)
+	} else {
+		fmt.Fprintf(&l0, "`%s` in %s does not behave as expected.", m.Func, m.File)
+	}
+	if doc != "" {
+		fmt.Fprintf(&l0, " What it should do, from its documentation:\n\n%s", doc)
+	}
+	fmt.Fprintf(&l0, "\n\nThese tests fail: %s.", strings.Join(names(v.failToPass), ", "))
+	var l1 strings.Builder
+	l1.WriteString("Some tests fail. Make them pass without changing the tests.\n")
+	for _, id := range v.failToPass {
+		fmt.Fprintf(&l1, "\n$ go test -run '^%s$' %s\n%s", names([]string{id})[0], strings.SplitN(id, " ", 2)[0], strings.TrimRight(v.output[id], "\n"))
+		if l1.Len() > 6000 {
+			break
+		}
+	}
+	return []task.Issue{{Level: 0, Text: strings.TrimSpace(l0.String())}, {Level: 1, Text: strings.TrimSpace(l1.String())}}
+}
+
+// docOf is the doc comment right above the declaration at offset start, as text.
+func docOf(src []byte, start int) string {
+	lines := strings.Split(string(src[:start]), "\n")
+	var doc []string
+	for i := len(lines) - 2; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(l, "//") {
+			break
+		}
+		doc = append([]string{strings.TrimSpace(strings.TrimPrefix(l, "//"))}, doc...)
+	}
+	return strings.Join(doc, "\n")
+}

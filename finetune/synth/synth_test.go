@@ -1,0 +1,252 @@
+package synth
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/gitcmd"
+)
+
+// more holds mutants the switch must sort out: a dropped statement that leaves a variable
+// unused (does not compile) and one that loops forever (hangs).
+const more = `package calc
+
+// Last is the last value of xs, 0 when empty.
+func Last(xs []int) int {
+	v := 0
+	for _, x := range xs {
+		v = x
+	}
+	return v
+}
+
+// Digits counts the decimal digits of n > 0.
+func Digits(n int) int {
+	count := 0
+	for n > 0 {
+		n /= 10
+		count++
+	}
+	return count
+}
+`
+
+const moreTest = `package calc
+
+import "testing"
+
+func TestLast(t *testing.T) {
+	if Last([]int{4, 5}) != 5 || Last(nil) != 0 {
+		t.Fatal("Last")
+	}
+}
+
+func TestDigits(t *testing.T) {
+	if Digits(120) != 3 {
+		t.Fatal("Digits")
+	}
+}
+`
+
+func synthRepo(t *testing.T) string {
+	return fixture.Repo(t, map[string]string{
+		"go.mod":            fixture.GoMod("example.com/synth"),
+		"calc/calc.go":      fixture.Calc,
+		"calc/calc_test.go": fixture.CalcTest,
+		"calc/more.go":      more,
+		"calc/more_test.go": moreTest,
+		"stats/stats.go":    "package stats\n\nimport \"example.com/synth/calc\"\n\n// Range is max minus min of two values.\nfunc Range(a, b int) int { return calc.Max(a, b) - calc.Max(-a, -b)*-1 }\n",
+		"stats/stats_test.go": "package stats\n\nimport \"testing\"\n\nfunc TestRange(t *testing.T) {\n\tif Range(2, 7) != 5 {\n\t\tt.Fatal(Range(2, 7))\n\t}\n}\n",
+		"flaky/flaky_test.go": "package flaky\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestFlaky(t *testing.T) {\n\tb, _ := os.ReadFile(\"count\")\n\tos.WriteFile(\"count\", append(b, 'x'), 0o644)\n\tif len(b) == 0 {\n\t\tt.Fatal(1)\n\t}\n}\n",
+	})
+}
+
+func testOptions(t *testing.T) Options {
+	return Options{N: 1000, Seed: 1, StoreDir: t.TempDir(),
+		Env: env.Options{PackageTimeout: 3 * time.Second, GoCache: fixture.GoCache(), CacheDir: t.TempDir()}}
+}
+
+// gitState is everything of the user's repository that synthesis must leave as it was.
+func gitState(t *testing.T, repo string) string {
+	g := gitcmd.Repo{Dir: repo, Trust: gitcmd.User, Env: []string{"GIT_OPTIONAL_LOCKS=0"}}
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"rev-parse", "HEAD"}, {"for-each-ref"}, {"ls-files", "--stage", "--debug"},
+		{"stash", "list"}, {"status", "--porcelain=v2", "--untracked-files=all", "--ignored"},
+	} {
+		out, err := g.Run(context.Background(), nil, args...)
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		b.WriteString(strings.Join(args, " ") + "\n" + string(out))
+	}
+	filepath.WalkDir(repo, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			st, _ := d.Info()
+			b.WriteString(p + " " + st.Mode().String() + " " + st.ModTime().String() + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// TestSynthesizeEndToEnd synthesizes every task the fixture allows, then checks each on its
+// own: the patch applied to the base commit makes FAIL_TO_PASS fail and keeps PASS_TO_PASS
+// passing; reversed, FAIL_TO_PASS pass again. The user's repository is left as it was.
+func TestSynthesizeEndToEnd(t *testing.T) {
+	repo := synthRepo(t)
+	// Uncommitted work and a stash in the user's repository: both must stay.
+	os.WriteFile(filepath.Join(repo, "calc", "wip.txt"), []byte("work in progress"), 0o644)
+	os.WriteFile(filepath.Join(repo, "calc", "calc.go"), []byte(fixture.Calc+"\n// edited\n"), 0o644)
+	before := gitState(t, repo)
+
+	opts := testOptions(t)
+	opts.N = 6
+	opts.Seed = 3 // an order that reaches a test in stats, which imports calc
+	ctx := context.Background()
+	sum, err := Run(ctx, repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := gitState(t, repo); after != before {
+		t.Errorf("the user's repository changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	t.Logf("summary: %+v", *sum)
+	if !sum.Dirty {
+		t.Error("the uncommitted change was not noticed")
+	}
+	if sum.Valid != opts.N {
+		t.Errorf("valid %d (%v), want %d", sum.Valid, sum.ValidBy, opts.N)
+	}
+	if sum.Tests.Flaky != 1 {
+		t.Errorf("flaky tests: %d", sum.Tests.Flaky)
+	}
+	store, _ := task.Open(opts.StoreDir)
+	tasks, err := store.List()
+	if err != nil || len(tasks) != sum.Valid {
+		t.Fatalf("%d tasks in the store, %d valid: %v", len(tasks), sum.Valid, err)
+	}
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	distant := 0
+	for _, tk := range tasks {
+		if strings.Contains(tk.Issue.Text+tk.OtherIssues[0].Text, tk.Patch) || tk.Issue.Level != 1 {
+			t.Errorf("%s: issue %+v", tk.ID, tk.Issue)
+		}
+		if strings.Contains(strings.Join(tk.FailToPass, ","), "TestFlaky") || strings.Contains(strings.Join(tk.PassToPass, ","), "TestFlaky") {
+			t.Errorf("%s: a flaky test was selected", tk.ID)
+		}
+		distant += tk.Features.TestDistance
+		checkTask(t, s, tk)
+	}
+	if distant == 0 {
+		t.Error("no task fails a test in another package (stats imports calc)")
+	}
+}
+
+// checkTask applies the task's patch with git on a fresh copy of the base commit, runs its
+// tests, then reverses it and runs them again.
+func checkTask(t *testing.T, s *env.Session, tk *task.Task) {
+	t.Helper()
+	c, err := s.Copy(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := os.WriteFile(c.Path(".task.patch"), []byte(tk.Patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string]bool{}
+	var runNames []string
+	for _, id := range append(append([]string(nil), tk.FailToPass...), tk.PassToPass...) {
+		p, n := env.SplitID(id)
+		pkgs[p] = true
+		runNames = append(runNames, n)
+	}
+	var plist []string
+	for p := range pkgs {
+		plist = append(plist, p)
+	}
+	run := func(apply string) env.Results {
+		out, err := c.Run(context.Background(), apply+" && go test -json -count=1 -vet=off -timeout=5s -run "+
+			env.ShellQuote(env.RunRegexp(runNames))+" "+strings.Join(plist, " "), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env.ParseGoTestJSON([]byte(out.Stdout))
+	}
+	applied := run("git apply .task.patch")
+	for _, id := range tk.FailToPass {
+		if applied.Tests[id].Status == env.Pass {
+			t.Errorf("%s (%s): %s passes with the patch", tk.ID, tk.Origin.Description, id)
+		}
+	}
+	for _, id := range tk.PassToPass {
+		if applied.Tests[id].Status != env.Pass {
+			t.Errorf("%s (%s): %s does not pass with the patch", tk.ID, tk.Origin.Description, id)
+		}
+	}
+	reversed := run("git apply -R .task.patch")
+	for _, id := range append(append([]string(nil), tk.FailToPass...), tk.PassToPass...) {
+		if reversed.Tests[id].Status != env.Pass {
+			t.Errorf("%s (%s): %s does not pass with the patch reversed: %v", tk.ID, tk.Origin.Description, id, reversed.Tests[id])
+		}
+	}
+}
+
+// TestScreenRejects runs every candidate of a small package: the switch build drops the
+// mutant that does not compile and keeps the others, mutants that loop forever are stopped,
+// one that no test notices survives, and the rest become tasks.
+func TestScreenRejects(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":            fixture.GoMod("example.com/screen"),
+		"calc/more.go":      more + half,
+		"calc/more_test.go": moreTest + halfTest,
+	})
+	opts := testOptions(t)
+	opts.Env.PackageTimeout = time.Second
+	sum, err := Run(context.Background(), repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("valid %d of %v, rejected %v, median %.2f s", sum.Valid, sum.Candidates, sum.Rejected, sum.MedianSeconds)
+	for _, reason := range []string{RejectCompile, RejectSurvived, RejectTimeout} {
+		if sum.Rejected[reason] == 0 {
+			t.Errorf("no candidate rejected as %q: %v", reason, sum.Rejected)
+		}
+	}
+	if sum.Rejected[RejectUnconfirm] != 0 || sum.Rejected[RejectBuild] != 0 {
+		t.Errorf("the switch and the plain patch disagree: %v", sum.Rejected)
+	}
+	if sum.ValidBy[SynthRemoval] == 0 || sum.ValidBy[SynthMutation] == 0 {
+		t.Errorf("valid by synthesizer: %v", sum.ValidBy)
+	}
+}
+
+const half = `
+// Half is x/2, and 0 for negative x.
+func Half(x int) int {
+	if x < 0 {
+		return 0
+	}
+	return x / 2
+}
+`
+
+const halfTest = `
+func TestHalf(t *testing.T) {
+	if Half(4) != 2 || Half(-4) != 0 {
+		t.Fatal("Half")
+	}
+}
+`

@@ -1,0 +1,368 @@
+package synth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/atomicfile"
+)
+
+// Reasons a candidate is rejected.
+const (
+	RejectCompile   = "does not compile"
+	RejectSurvived  = "no test fails"
+	RejectTimeout   = "tests hang"
+	RejectBuild     = "plain patch does not build"
+	RejectUnconfirm = "not confirmed by the plain patch"
+	RejectPatch     = "patch does not apply both ways"
+	RejectDuplicate = "duplicate"
+)
+
+// verdict is what validation decided about one mutant.
+type verdict struct {
+	m          Mutant
+	reason     string // empty: accepted
+	failToPass []string
+	passToPass []string
+	output     map[string]string // failing tests' output
+	distance   int
+	patch      string
+	seconds    float64 // the validation time charged to this candidate
+}
+
+// screen runs every mutant of one package through one switched test binary on c. What it
+// returns for a mutant is a filter only: survivors are confirmed as plain patches. A
+// mutant missing from the result could not be screened (the switch build failed in a way
+// no mutant explains) and must be checked as a plain patch.
+func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutant) map[int]*verdict {
+	start := time.Now()
+	out := map[int]*verdict{}
+	info := r.s.Env.Packages[pkg]
+	live := append([]Mutant(nil), ms...)
+	r.round++
+	dir := fmt.Sprintf(".frognano-switch/%d", r.round)
+	// Written by the sandbox's user, who cannot write where frognano laid the overlay.
+	bin := fmt.Sprintf(".frognano-bin/%d.test", r.round)
+	var built bool
+	for attempt := 0; attempt < 4 && len(live) > 0; attempt++ {
+		overlay, lines, err := r.writeOverlay(c, dir, info, live)
+		if err != nil {
+			return out
+		}
+		res, err := c.Run(ctx, fmt.Sprintf("mkdir -p .frognano-bin && go test -c -vet=off -gcflags=-e -o %s -overlay %s %s",
+			bin, env.ShellQuote(overlay), env.ShellQuote(pkg)), 10*time.Minute)
+		if err != nil {
+			return out
+		}
+		if res.ExitCode == 0 {
+			built = true
+			break
+		}
+		bad := blame(res.Stdout+res.Stderr, lines)
+		if len(bad) == 0 {
+			return out // not the mutants' fault: leave them to the plain check
+		}
+		var keep []Mutant
+		for _, m := range live {
+			if bad[m.ID] {
+				out[m.ID] = &verdict{m: m, reason: RejectCompile}
+			} else {
+				keep = append(keep, m)
+			}
+		}
+		live = keep
+	}
+	if !built {
+		return out
+	}
+	selected := r.selected(pkg)
+	timeout := r.testTimeout(pkg)
+	runOne := func(id int) (env.Results, bool, error) {
+		cmd := fmt.Sprintf("cd %s && %s=%d go tool test2json -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s",
+			env.ShellQuote(info.Dir), EnvMutant, id, env.ShellQuote(pkg), env.ShellQuote(c.Path(bin)), timeout,
+			env.ShellQuote(env.RunRegexp(names(selected))))
+		res, err := c.Run(ctx, cmd, timeout+30*time.Second)
+		if err != nil {
+			return env.Results{}, false, err
+		}
+		return env.ParseGoTestJSON([]byte(res.Stdout)), res.TimedOut, nil
+	}
+	// The switch with no mutant selected must behave as the clean package, or it proves
+	// nothing: then every mutant goes to the plain check.
+	clean, _, err := runOne(0)
+	if err != nil || len(failing(clean, selected)) > 0 {
+		return out
+	}
+	share := time.Since(start).Seconds() / float64(len(ms))
+	for _, m := range live {
+		t0 := time.Now()
+		res, timedOut, err := runOne(m.ID)
+		if err != nil {
+			return out
+		}
+		v := &verdict{m: m, seconds: share + time.Since(t0).Seconds()}
+		switch f := failing(res, selected); {
+		case timedOut || hung(res):
+			v.reason = RejectTimeout
+		case len(f) == 0:
+			v.reason = RejectSurvived
+		default:
+			v.failToPass = f
+		}
+		out[m.ID] = v
+	}
+	for id, v := range out {
+		if v.seconds == 0 {
+			out[id].seconds = share
+		}
+	}
+	return out
+}
+
+// writeOverlay lays the switched files of ms and the switch variable into the copy (out of
+// the package's folder, so go never reads them as sources) and returns the overlay file
+// and where each mutant's copy lies, by file.
+func (r *runner) writeOverlay(c *env.Copy, dir string, info env.Package, ms []Mutant) (string, map[string]map[int]lineRange, error) {
+	byFile := map[string][]Mutant{}
+	for _, m := range ms {
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	replace := map[string]string{}
+	lines := map[string]map[int]lineRange{}
+	pkgName := ""
+	for file, fms := range byFile {
+		src := r.sources[file]
+		out, where, err := switchFile(file, src, fms)
+		if err != nil {
+			return "", nil, err
+		}
+		if pkgName == "" {
+			pkgName = packageName(src)
+		}
+		name := strings.ReplaceAll(file, "/", "__")
+		dst := c.Path(dir + "/" + name)
+		if err := atomicfile.Write(dst, out, 0o644); err != nil {
+			return "", nil, err
+		}
+		replace[c.Path(file)] = dst
+		lines[name] = where // the compiler names the overlay's file
+	}
+	sw := c.Path(dir + "/frognano_switch.go")
+	if err := atomicfile.Write(sw, []byte(switchDecl(pkgName)), 0o644); err != nil {
+		return "", nil, err
+	}
+	replace[c.Path(path.Join(info.Dir, "frognano_mutant_switch.go"))] = sw
+	b, _ := json.Marshal(map[string]any{"Replace": replace})
+	ov := c.Path(dir + "/overlay.json")
+	return ov, lines, atomicfile.Write(ov, b, 0o644)
+}
+
+var errLine = regexp.MustCompile(`(?m)^\S*?([^/\s]+\.go):(\d+):\d+: `)
+
+// blame is the mutants whose copies hold the compiler's errors; nil when an error lies
+// outside every copy.
+func blame(out string, lines map[string]map[int]lineRange) map[int]bool {
+	bad := map[int]bool{}
+	for _, m := range errLine.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[2])
+		found := false
+		for id, r := range lines[m[1]] {
+			if n >= r.first && n <= r.last {
+				bad[id], found = true, true
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return bad
+}
+
+func packageName(src []byte) string {
+	if m := regexp.MustCompile(`(?m)^package\s+(\w+)`).FindSubmatch(src); m != nil {
+		return string(m[1])
+	}
+	return "main"
+}
+
+// selected are the tests of pkg that passed every time on the clean commit.
+func (r *runner) selected(pkg string) []string {
+	var out []string
+	for _, id := range r.passing {
+		if p, _ := env.SplitID(id); p == pkg {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// testTimeout is how long a package's tests may run with a mutant: generously more than
+// on the clean commit (an infinite loop is a common mutant), at most the package limit.
+func (r *runner) testTimeout(pkg string) time.Duration {
+	t := time.Duration(r.s.Env.Packages[pkg].Seconds*20*float64(time.Second)) + 3*time.Second
+	if limit := time.Duration(r.s.Env.PackageTimeout * float64(time.Second)); t > limit {
+		t = limit
+	}
+	return t.Round(time.Second)
+}
+
+func names(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		_, out[i] = env.SplitID(id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// failing are the ids that did not pass in res (failed, crashed or hung); a test that did
+// not run at all (after a crash of its binary) is neither failing nor passing.
+func failing(res env.Results, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if t, ok := res.Tests[id]; ok && t.Status != env.Pass && t.Status != env.Skip {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func passing(res env.Results, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if res.Tests[id].Status == env.Pass {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func hung(res env.Results) bool {
+	for _, t := range res.Tests {
+		if t.Status == env.Hung {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm checks m as a plain patch on a fresh copy: the patch applies both ways, and the
+// affected packages' tests (m's own, then every package whose tests build it) are run as
+// go test runs them. This, not the switch, decides.
+func (r *runner) confirm(ctx context.Context, v *verdict) {
+	start := time.Now()
+	defer func() { v.seconds += time.Since(start).Seconds() }()
+	m := v.m
+	old := r.sources[m.File]
+	changes := []task.Change{{Path: m.File, Old: old, New: m.Apply(old)}}
+	patch, err := task.MakePatch(ctx, changes)
+	if err == nil {
+		err = task.CheckPatch(ctx, patch, changes)
+	}
+	if err != nil {
+		v.reason = RejectPatch
+		return
+	}
+	v.patch = patch
+	c, err := r.s.Copy(ctx, map[string][]byte{m.File: changes[0].New})
+	if err != nil {
+		v.reason = RejectBuild
+		return
+	}
+	defer c.Close()
+	affected := r.s.Env.Affected(m.Package)
+	var ids []string
+	for _, pkg := range affected {
+		ids = append(ids, r.selected(pkg)...)
+	}
+	cmd := r.plainCommand(affected)
+	res, err := c.Run(ctx, cmd, 4*r.packageTimeout()+time.Minute)
+	if err != nil {
+		v.reason = RejectBuild
+		return
+	}
+	results := env.ParseGoTestJSON([]byte(res.Stdout))
+	for _, pkg := range affected {
+		if why, ok := results.Broken[pkg]; ok && why == "build failed" {
+			v.reason = RejectBuild
+			return
+		}
+	}
+	if res.TimedOut || hung(results) {
+		v.reason = RejectTimeout
+		return
+	}
+	v.failToPass = failing(results, ids)
+	v.passToPass = passing(results, ids)
+	if len(v.failToPass) == 0 {
+		v.reason = RejectUnconfirm
+		return
+	}
+	v.output = results.Output
+	for _, id := range v.failToPass {
+		if p, _ := env.SplitID(id); p != m.Package {
+			v.distance = 1
+		}
+	}
+	v.reason = ""
+}
+
+func (r *runner) packageTimeout() time.Duration {
+	return time.Duration(r.s.Env.PackageTimeout * float64(time.Second))
+}
+
+// plainCommand runs the tests of pkgs (all when the repository names its own command)
+// without the tests that are flaky, failing or hang on the clean commit.
+func (r *runner) plainCommand(pkgs []string) string {
+	if r.s.Env.Kind == env.KindCommand {
+		return r.s.Env.Command
+	}
+	q := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		q[i] = env.ShellQuote(p)
+	}
+	skip := ""
+	if len(r.excluded) > 0 {
+		skip = "-skip=" + env.ShellQuote(env.RunRegexp(r.excluded))
+	}
+	return fmt.Sprintf("go test -json -count=1 -vet=off -timeout=%s %s %s", r.packageTimeout(), skip, strings.Join(q, " "))
+}
+
+// naive validates m the way SWE-smith and go-mutesting's drivers do: the whole suite on a
+// fresh copy with the patch, for the benchmark.
+func (r *runner) naive(ctx context.Context, m Mutant) (accepted bool, err error) {
+	old := r.sources[m.File]
+	c, err := r.s.Copy(ctx, map[string][]byte{m.File: m.Apply(old)})
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	var all []string
+	for p := range r.s.Env.Packages {
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	res, err := c.Run(ctx, r.plainCommand(all), 4*r.packageTimeout()+time.Minute)
+	if err != nil {
+		return false, err
+	}
+	results := env.ParseGoTestJSON([]byte(res.Stdout))
+	if res.TimedOut || hung(results) {
+		return false, nil
+	}
+	for _, why := range results.Broken {
+		if why == "build failed" {
+			return false, nil
+		}
+	}
+	return len(failing(results, r.passing)) > 0, nil
+}
