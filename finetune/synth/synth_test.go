@@ -57,12 +57,12 @@ func TestDigits(t *testing.T) {
 
 func synthRepo(t *testing.T) string {
 	return fixture.Repo(t, map[string]string{
-		"go.mod":            fixture.GoMod("example.com/synth"),
-		"calc/calc.go":      fixture.Calc,
-		"calc/calc_test.go": fixture.CalcTest,
-		"calc/more.go":      more,
-		"calc/more_test.go": moreTest,
-		"stats/stats.go":    "package stats\n\nimport \"example.com/synth/calc\"\n\n// Range is max minus min of two values.\nfunc Range(a, b int) int { return calc.Max(a, b) - calc.Max(-a, -b)*-1 }\n",
+		"go.mod":              fixture.GoMod("example.com/synth"),
+		"calc/calc.go":        fixture.Calc,
+		"calc/calc_test.go":   fixture.CalcTest,
+		"calc/more.go":        more,
+		"calc/more_test.go":   moreTest,
+		"stats/stats.go":      "package stats\n\nimport \"example.com/synth/calc\"\n\n// Range is max minus min of two values.\nfunc Range(a, b int) int { return calc.Max(a, b) - calc.Max(-a, -b)*-1 }\n",
 		"stats/stats_test.go": "package stats\n\nimport \"testing\"\n\nfunc TestRange(t *testing.T) {\n\tif Range(2, 7) != 5 {\n\t\tt.Fatal(Range(2, 7))\n\t}\n}\n",
 		"flaky/flaky_test.go": "package flaky\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestFlaky(t *testing.T) {\n\tb, _ := os.ReadFile(\"count\")\n\tos.WriteFile(\"count\", append(b, 'x'), 0o644)\n\tif len(b) == 0 {\n\t\tt.Fatal(1)\n\t}\n}\n",
 	})
