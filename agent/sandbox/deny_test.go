@@ -315,3 +315,35 @@ func TestHomeBinNotBoundWhole(t *testing.T) {
 		})
 	}
 }
+
+// A Unix socket listening outside /run and the homes (/var/snap/lxd/common/lxd/unix.socket,
+// /var/lib/mysql/mysql.sock) is unreachable: every listening path socket the command could
+// see is masked. One in the copy, the command's own, still answers.
+func TestListeningSocketsMasked(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 to connect with")
+	}
+	dir := varTmpDir(t)
+	os.Chmod(dir, 0o755)
+	sock, accepted := listenUnix(t, filepath.Join(dir, "lxd.socket"))
+	os.Chmod(sock, 0o777) // reachable by anyone, nobody included: only the mask stops it
+	copyDir := t.TempDir()
+	os.Chmod(copyDir, 0o777)
+	own, _ := listenUnix(t, filepath.Join(copyDir, "own.sock"))
+	os.Chmod(own, 0o777)
+	r := bwrapRunner(t, Options{})
+	o, err := r.Run(context.Background(), Cmd{Dir: copyDir, Command: connectUnix(sock) + "; echo own; " + connectUnix(own) + "; echo done", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(o.Stdout, "own\n") || accepted.Load() > 0 {
+		t.Errorf("the command reached %s: stdout %q stderr %q", sock, o.Stdout, o.Stderr)
+	}
+	if !strings.HasSuffix(o.Stdout, "own\nis a socket\nconnected\ndone\n") {
+		t.Errorf("the socket in the copy must stay reachable: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+	out, _ := exec.Command("bash", "-c", connectUnix(sock)).CombinedOutput()
+	if !strings.Contains(string(out), "connected") {
+		t.Fatalf("the fixture is broken: outside the sandbox the socket does not answer: %s", out)
+	}
+}

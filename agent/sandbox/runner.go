@@ -67,7 +67,10 @@ type Runner struct {
 	hidden   []string // bwrap mode: the homes and /run, empty inside (hiddenRoots)
 	allow    []bind   // what the allowlist binds back into them
 	allowed  []Allowed
-	adopted  sync.Map // the Cmd.Dirs adopted (Adopt) already
+	// bwrap mode: where the machine's files are out of view (the hidden roots, the private
+	// /tmp, /dev and /proc), and what is bound back there (binds); see listeningSockets.
+	invisible, bound []string
+	adopted          sync.Map // the Cmd.Dirs adopted (Adopt) already
 }
 
 // NewRunner probes the isolation (once) and makes the private HOME.
@@ -145,6 +148,14 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		r.hidden = hiddenRoots(homes)
 		cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
 		r.allow, r.allowed = allowBinds(cands, r.hidden, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
+	}
+	if iso.Mode == ModeBwrap {
+		r.invisible = append(slices.Clone(bwrapPrivate), r.hidden...)
+		for _, b := range append(slices.Clone(r.readOnly), r.allow...) {
+			if !b.link {
+				r.bound = append(r.bound, b.path)
+			}
+		}
 	}
 	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -226,6 +237,7 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 		for _, h := range r.hidden {
 			masks = append(masks, mask{path: h, dir: true})
 		}
+		masks = append(masks, listeningSockets(procNetUnix(), need, r.invisible, r.bound)...)
 		a = append(a, bwrapPrefix(r.iso.prefix, r.limits.Tmp)...)
 		if r.iso.SyscallFilter {
 			a = append(a, "--seccomp", seccompFD) // Run passes the filter there
