@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/synth"
+)
+
+// runFinetuneSynth is `frognano finetune synth`: finetune/synth on a repository, with
+// progress on a terminal and a summary (a table, or JSON).
+func runFinetuneSynth(ctx context.Context, e Env, args []string) int {
+	fs := newFlags(e, "finetune synth", "", "Synthesize verified training tasks from a repository's own tests: bugs made by\n"+
+		"procedural mutations and removed function bodies, each kept only if its tests prove it.\n"+
+		"The repository is only read; tasks go to frognano's cache folder.")
+	repo := fs.String("repo", ".", "the repository (its HEAD commit is used; uncommitted changes are not)")
+	n := fs.Int("n", 20, "how many valid tasks to make")
+	asJSON := fs.Bool("json", false, "print a machine-readable summary instead of the table")
+	seed := fs.Uint64("seed", 1, "orders the candidates; the same seed on the same commit gives the same tasks")
+	store := fs.String("store", "", "the task store folder (default: finetune/tasks/<repository hash> in frognano's cache folder)")
+	synths := fs.String("synthesizers", "mutation,removal", "which synthesizers to use")
+	naive := fs.Bool("compare-naive", false, "validate the same candidates again the naive way (whole suite per candidate) and report the speed-up")
+	fresh := fs.Bool("fresh-env", false, "run the test suite again even if this commit's results are cached")
+	timeout := fs.Duration("package-timeout", 2*time.Minute, "a package's tests running longer count as hung")
+	if code, done := parse(fs, args); done {
+		return code
+	}
+	opts := synth.Options{N: *n, Seed: *seed, StoreDir: *store, CompareNaive: *naive,
+		Env: env.Options{Fresh: *fresh, PackageTimeout: *timeout}}
+	for _, s := range strings.Split(*synths, ",") {
+		if s = strings.TrimSpace(s); s != synth.SynthMutation && s != synth.SynthRemoval {
+			fmt.Fprintf(e.Stderr, "frognano finetune synth: unknown synthesizer %q (this version has mutation and removal)\n", s)
+			return exitUsage
+		}
+		opts.Synthesizers = append(opts.Synthesizers, s)
+	}
+	if isTerminal(e.Stderr) && !*asJSON {
+		opts.Progress = progressLine(e.Stderr)
+	}
+	sum, err := synth.Run(ctx, *repo, opts)
+	if isTerminal(e.Stderr) && !*asJSON {
+		fmt.Fprint(e.Stderr, "\r\033[K")
+	}
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "frognano finetune synth: %s\n", explainSynth(*repo, err))
+		return exitFailed
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		fmt.Fprintf(e.Stdout, "%s\n", b)
+		return exitOK
+	}
+	printSynthSummary(e.Stdout, sum)
+	return exitOK
+}
+
+// progressLine redraws one line: the phase, candidates done of all, valid tasks so far.
+func progressLine(w io.Writer) func(synth.Progress) {
+	return func(p synth.Progress) {
+		line := p.Phase
+		if p.Total > 0 {
+			const width = 20
+			fill := p.Done * width / p.Total
+			line = fmt.Sprintf("%-11s [%s%s] %d/%d candidates, %d valid", p.Phase,
+				strings.Repeat("#", fill), strings.Repeat(".", width-fill), p.Done, p.Total, p.Valid)
+		}
+		if p.Text != "" {
+			line += " · " + p.Text
+		}
+		if len(line) > 110 {
+			line = line[:107] + "..."
+		}
+		fmt.Fprintf(w, "\r\033[K%s", visible(w, line))
+	}
+}
+
+// explainSynth is the one sentence a person reads when synthesis cannot run.
+func explainSynth(repo string, err error) string {
+	switch {
+	case errors.Is(err, env.ErrNotRepository):
+		return repo + " is not a git repository: every task is a patch on a commit, so run this in a repository with at least one commit."
+	case errors.Is(err, env.ErrNoCommit):
+		return repo + " has no commit yet: commit your code and its tests first, since every task is a patch on a commit."
+	case errors.Is(err, env.ErrUnsupported):
+		return "cannot synthesize tasks here: " + strings.TrimPrefix(err.Error(), env.ErrUnsupported.Error()+": ") + "."
+	case errors.Is(err, env.ErrNoTests):
+		return "no tests found at HEAD of " + repo + ": tasks are verified by the repository's own tests, so add some (go test ./... must find them) and commit them."
+	case errors.Is(err, env.ErrNonePass):
+		return "no test passes at HEAD of " + repo + " (" + err.Error() + "): a task must break a passing test, so fix the suite and commit first."
+	case errors.Is(err, env.ErrSuiteCrashed):
+		return "the test suite did not run in the sandbox (" + err.Error() + "); check that `go test ./...` works offline, with every module in the module cache."
+	case errors.Is(err, context.Canceled):
+		return "cancelled."
+	}
+	return err.Error()
+}
+
+func printSynthSummary(w io.Writer, s *synth.Summary) {
+	envNote := fmt.Sprintf("%.1f s", s.EnvSeconds)
+	if s.EnvCached {
+		envNote = "cached"
+	}
+	fmt.Fprintf(w, "Synthesized %d valid tasks from %s at %.12s in %.1f s (environment: %s).\n", s.Valid, s.Repo, s.Commit, s.Seconds, envNote)
+	if s.Dirty {
+		fmt.Fprintf(w, "Uncommitted changes were left out: tasks are based on the commit.\n")
+	}
+	fmt.Fprintf(w, "Tests at that commit: %d passing; left out: %d failing, %d flaky, %d hung.\n\n",
+		s.Tests.Passing, s.Tests.Failing, s.Tests.Flaky, s.Tests.Hung)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "synthesizer\tcandidates\tvalid")
+	for _, name := range sortedKeys(s.Candidates) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", name, s.Candidates[name], s.ValidBy[name])
+	}
+	tw.Flush()
+	if len(s.Rejected) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(tw, "rejected because\tcandidates")
+		for _, reason := range sortedKeys(s.Rejected) {
+			fmt.Fprintf(tw, "%s\t%d\n", reason, s.Rejected[reason])
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nMedian validation time %.2f s per candidate; %.1f valid tasks per minute.\n", s.MedianSeconds, s.TasksPerMinute)
+	if nv := s.Naive; nv != nil {
+		agree := "same verdicts"
+		if !nv.Agree {
+			agree = "verdicts differ"
+		}
+		fmt.Fprintf(w, "Naive validation of the same %d candidates: %.1f s vs %.1f s, %.1fx faster (%s).\n",
+			nv.Candidates, nv.NaiveSeconds, nv.SwitchSeconds, nv.Speedup, agree)
+	}
+	fmt.Fprintf(w, "Tasks: %s\n", s.Store)
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
