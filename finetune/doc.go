@@ -1,3 +1,15 @@
-// Package finetune will hold task synthesis, rollouts, the curriculum, the GRPO trainer
-// driver, export back to Ollama and the daemon. Not built yet: `frognano finetune` says so.
+// Package finetune is the product's second half: it fine-tunes the agent's model on the
+// user's repository. Its parts, each a package of its own:
+//
+//   - env: how a repository's tests run, run in the agent's sandbox on a private copy, per
+//     test, cached by commit;
+//   - synth: verified training tasks made from the repository (procedural mutations and
+//     removals for Go so far), validated behind one build with a switch;
+//   - task: the task store, a documented, versioned format;
+//   - trainer: the Go client of the Python GRPO + LoRA trainer (trainer/frognano_trainer),
+//     which speaks JSON lines over a pipe.
+//
+// Still to come: rollouts through agent.Run, the learnability frontier, the held-out gate,
+// export back into Ollama, the daemon and the report; `frognano finetune --help` says
+// which steps exist.
 package finetune
