@@ -47,8 +47,12 @@ func NewSession(ctx context.Context, repo string, opts Options) (*Session, error
 	return s, nil
 }
 
-// goCache is the sandbox's Go build cache for repo, as the agent chooses it (agent/run.go):
-// the repository's own, or FROGNANO_SANDBOX_GOCACHE for test suites.
+// goCache is the sandbox's Go build cache for repo's test runs here: the repository's own,
+// but not the one the agent's episodes use (agent/run.go). A command in an episode can write
+// a build result into its cache that a later build trusts (a std package whose tests always
+// pass, say); the suite's outcomes here decide which tasks exist, so they are built only
+// from what frognano itself compiled: the user's code and frognano's own mutants.
+// FROGNANO_SANDBOX_GOCACHE (test suites) overrides both.
 func (o Options) goCache(repo string) string {
 	if o.GoCache != "" {
 		return o.GoCache
@@ -56,7 +60,8 @@ func (o Options) goCache(repo string) string {
 	if shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); shared != "" {
 		return shared
 	}
-	return sandbox.GoCacheFor(repo)
+	episodes := sandbox.GoCacheFor(repo)
+	return filepath.Join(filepath.Dir(episodes), "tasks-"+filepath.Base(episodes))
 }
 
 // Close removes the checkout and every copy.
