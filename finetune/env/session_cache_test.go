@@ -16,7 +16,7 @@ func TestTaskRunsDoNotShareTheEpisodesCache(t *testing.T) {
 	if got == sandbox.GoCacheFor(repo) || !strings.Contains(got, "tasks-") {
 		t.Errorf("task runs use %s; the episodes use %s", got, sandbox.GoCacheFor(repo))
 	}
-	if Options{}.goCache(t.TempDir()) == got {
+	if (Options{}).goCache(t.TempDir()) == got {
 		t.Error("two repositories share a cache")
 	}
 }
