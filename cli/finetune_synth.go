@@ -115,9 +115,9 @@ func printSynthSummary(w io.Writer, s *synth.Summary) {
 	fmt.Fprintf(w, "Tests at that commit: %d passing; left out: %d failing, %d flaky, %d hung.\n\n",
 		s.Tests.Passing, s.Tests.Failing, s.Tests.Flaky, s.Tests.Hung)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "synthesizer\tcandidates\tvalid")
+	fmt.Fprintln(tw, "synthesizer\tcandidates\tvalidated\tvalid")
 	for _, name := range sortedKeys(s.Candidates) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\n", name, s.Candidates[name], s.ValidBy[name])
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", name, s.Candidates[name], s.ValidatedBy[name], s.ValidBy[name])
 	}
 	tw.Flush()
 	if len(s.Rejected) > 0 {
@@ -136,6 +136,8 @@ func printSynthSummary(w io.Writer, s *synth.Summary) {
 		}
 		fmt.Fprintf(w, "Naive validation of the same %d candidates: %.1f s vs %.1f s, %.1fx faster (%s).\n",
 			nv.Candidates, nv.NaiveSeconds, nv.SwitchSeconds, nv.Speedup, agree)
+		fmt.Fprintf(w, "Of the %.1f s, screening took %.1f s (%.1fx faster than naive) and %d plain confirmations %.1f s.\n",
+			nv.SwitchSeconds, nv.ScreenSeconds, nv.ScreenSpeedup, nv.Confirmed, nv.ConfirmSeconds)
 	}
 	fmt.Fprintf(w, "Tasks: %s\n", s.Store)
 }

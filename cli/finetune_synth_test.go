@@ -65,7 +65,7 @@ func TestFinetuneSynth(t *testing.T) {
 		t.Errorf("%d files in the store", len(ents))
 	}
 	out, _, code = frognano(t, nil, "finetune", "synth", "--repo", repo, "--n", "1", "--synthesizers", "mutation")
-	if code != exitOK || !strings.Contains(out, "environment: cached") || !strings.Contains(out, "synthesizer  candidates  valid") {
+	if code != exitOK || !strings.Contains(out, "environment: cached") || !strings.Contains(out, "synthesizer  candidates  validated  valid") {
 		t.Errorf("table: %d\n%s", code, out)
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 // BenchmarkValidation validates every candidate of the fixture twice, through the switch
 // (then a plain confirmation of each survivor) and the naive way (the whole suite per
-// candidate on a fresh copy), and reports both and their ratio:
+// candidate on a fresh copy), and reports both and their ratio, and the ratio of the
+// screening alone (before the plain confirmations):
 //
 //	go test -run '^$' -bench Validation -benchtime 1x ./finetune/synth/
 func BenchmarkValidation(b *testing.B) {
@@ -38,6 +39,11 @@ func BenchmarkValidation(b *testing.B) {
 		b.ReportMetric(nv.SwitchSeconds, "switch-s")
 		b.ReportMetric(nv.NaiveSeconds, "naive-s")
 		b.ReportMetric(nv.Speedup, "speedup")
+		b.ReportMetric(nv.ScreenSeconds, "screen-s")
+		b.ReportMetric(nv.ScreenSpeedup, "screen-speedup")
+		if nv.ScreenSeconds <= 0 || nv.ConfirmSeconds < 0 || nv.Confirmed > nv.Candidates {
+			b.Errorf("screening %.2f s, confirmation %.2f s (%d of %d)", nv.ScreenSeconds, nv.ConfirmSeconds, nv.Confirmed, nv.Candidates)
+		}
 		b.ReportMetric(sum.TasksPerMinute, "tasks/min")
 	}
 }

@@ -55,8 +55,12 @@ type Summary struct {
 		Flaky   int `json:"flaky"`
 		Hung    int `json:"hung"`
 	} `json:"tests"`
-	Candidates    map[string]int `json:"candidates"` // by synthesizer
-	ValidBy       map[string]int `json:"valid_by_synthesizer"`
+	Candidates map[string]int `json:"candidates"` // by synthesizer
+	ValidBy    map[string]int `json:"valid_by_synthesizer"`
+	// ValidatedBy counts the candidates validated, by synthesizer (synthesis stops when it
+	// has N tasks, so most candidates are never validated): ValidBy / ValidatedBy is the
+	// yield.
+	ValidatedBy   map[string]int `json:"validated_by_synthesizer"`
 	Valid         int            `json:"valid"`
 	Rejected      map[string]int `json:"rejected"` // by reason
 	MedianSeconds float64        `json:"median_validation_seconds"`
@@ -75,6 +79,15 @@ type Naive struct {
 	NaiveSeconds  float64 `json:"naive_seconds"`
 	Speedup       float64 `json:"speedup"`
 	Agree         bool    `json:"agree"` // both accepted exactly the same candidates
+	// ScreenSeconds is the part of SwitchSeconds spent before the plain confirmations (the
+	// switched builds and runs, and the plain checks of mutants the switch could not
+	// screen); ConfirmSeconds the confirmations of the screen's survivors, one package build
+	// each. ScreenSpeedup is NaiveSeconds / ScreenSeconds: what validation would gain if
+	// confirmation cost nothing, the bound that confirming every task eagerly leaves.
+	ScreenSeconds  float64 `json:"screen_seconds"`
+	ConfirmSeconds float64 `json:"confirm_seconds"`
+	ScreenSpeedup  float64 `json:"screen_speedup"`
+	Confirmed      int     `json:"confirmed"` // plain confirmations among the candidates
 }
 
 type runner struct {
@@ -111,7 +124,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	}
 	sort.Strings(r.excluded)
 	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
-		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, Rejected: map[string]int{}}
+		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, ValidatedBy: map[string]int{}, Rejected: map[string]int{}}
 	sum.Tests.Passing, sum.Tests.Failing = len(r.passing), s.Env.Count(env.Fail)
 	sum.Tests.Flaky, sum.Tests.Hung = s.Env.Count(env.Flaky), s.Env.Count(env.Hung)
 	storeDir := opts.StoreDir
@@ -138,6 +151,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 				return nil, ctx.Err()
 			}
 			verdicts = append(verdicts, v)
+			sum.ValidatedBy[v.m.Synthesizer]++
 			if v.reason == "" && sum.Valid < opts.N {
 				id := task.MakeID(s.Checkout.Commit, v.patch)
 				if seen[id] {
@@ -270,12 +284,17 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 	}
 	for i, m := range batch {
 		v := screened[m.ID]
-		if v == nil {
+		unscreened := v == nil
+		if unscreened {
 			v = &verdict{m: m} // not screened: the plain check decides alone
 		}
 		if v.reason == "" {
 			r.opts.Progress(Progress{Phase: "confirming", Done: done - len(batch) + i, Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
+			before := v.seconds
 			r.confirm(ctx, v)
+			if !unscreened {
+				v.confirmSeconds = v.seconds - before
+			}
 			if v.reason == "" {
 				valid++
 			}
@@ -302,10 +321,18 @@ func (r *runner) compareNaive(ctx context.Context, verdicts []*verdict) (*Naive,
 		}
 		n.Candidates++
 		n.SwitchSeconds += v.seconds
+		n.ConfirmSeconds += v.confirmSeconds
+		if v.confirmSeconds > 0 {
+			n.Confirmed++
+		}
 	}
+	n.ScreenSeconds = n.SwitchSeconds - n.ConfirmSeconds
 	n.NaiveSeconds = time.Since(start).Seconds()
 	if n.SwitchSeconds > 0 {
 		n.Speedup = n.NaiveSeconds / n.SwitchSeconds
+	}
+	if n.ScreenSeconds > 0 {
+		n.ScreenSpeedup = n.NaiveSeconds / n.ScreenSeconds
 	}
 	return n, nil
 }

@@ -37,6 +37,9 @@ type verdict struct {
 	distance   int
 	patch      string
 	seconds    float64 // the validation time charged to this candidate
+	// confirmSeconds is the part of seconds spent confirming a survivor of the screen as a
+	// plain patch (0 for a mutant the screen rejected or could not screen).
+	confirmSeconds float64
 }
 
 // screen runs every mutant of one package through one switched test binary on c. What it
