@@ -46,6 +46,9 @@ type RandomModel struct {
 	NumHiddenLayers   int    `json:"num_hidden_layers,omitempty"`
 	NumAttentionHeads int    `json:"num_attention_heads,omitempty"`
 	NumKeyValueHeads  int    `json:"num_key_value_heads,omitempty"`
+	// InitializerRange is the weights' init std (0: transformers' 0.02, whose nearly flat
+	// next-token distributions make a weak export check).
+	InitializerRange float64 `json:"initializer_range,omitempty"`
 }
 
 // LoRA is the adapter: Target nil means all linear layers.
@@ -119,6 +122,38 @@ type Exported struct {
 	Files        []string `json:"files"`
 	Architecture string   `json:"architecture"`
 	Problems     []string `json:"problems"`
+}
+
+// LogprobsRequest asks for the next-token distribution after one sequence, given as exactly
+// one of Tokens, Text (tokenized by the model's tokenizer, special tokens added as it adds
+// them) and Messages (rendered by its chat template with the generation prompt).
+type LogprobsRequest struct {
+	Tokens   []int     `json:"tokens,omitempty"`
+	Text     string    `json:"text,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	TopK     int       `json:"top_k,omitempty"` // default 5, at most 100
+}
+
+// Message is one chat message for [LogprobsRequest.Messages].
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// NextTokens is the answer to a logprobs request: the sequence's token ids and the TopK
+// most likely next tokens, most likely first.
+type NextTokens struct {
+	Tokens []int       `json:"tokens"`
+	Top    []NextToken `json:"top"`
+}
+
+// NextToken is one candidate next token. Token and Bytes are set when the model has a
+// tokenizer (Bytes: what the token spells, also for pieces of a UTF-8 character).
+type NextToken struct {
+	ID      int     `json:"id"`
+	Logprob float64 `json:"logprob"`
+	Token   string  `json:"token,omitempty"`
+	Bytes   []int   `json:"bytes,omitempty"` // as Ollama's api.TokenLogprob.Bytes
 }
 
 // Metrics are the trainer's running totals.

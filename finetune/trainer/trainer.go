@@ -253,6 +253,13 @@ func (p *Process) MergeExport(ctx context.Context, dir, dtype string) (*Exported
 	return &r, p.Call(ctx, "merge_export", map[string]string{"path": dir, "dtype": cmp.Or(dtype, "bfloat16")}, &r)
 }
 
+// Logprobs returns the top next tokens after a sequence under the current weights (the
+// adapter included: what a merged export computes), in fp32.
+func (p *Process) Logprobs(ctx context.Context, req LogprobsRequest) (*NextTokens, error) {
+	var r NextTokens
+	return &r, p.Call(ctx, "logprobs", req, &r)
+}
+
 // Metrics returns the running totals.
 func (p *Process) Metrics(ctx context.Context) (*Metrics, error) {
 	var r Metrics

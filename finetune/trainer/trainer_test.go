@@ -70,7 +70,7 @@ func TestTrainerEndToEnd(t *testing.T) {
 		t.Fatalf("bad rank: %v", err)
 	}
 
-	loaded, err := p.Load(ctx, Load{Random: &RandomModel{Arch: "llama"}, LR: 1e-3, Device: "cpu"})
+	loaded, err := p.Load(ctx, Load{Random: &RandomModel{Arch: "llama", VocabSize: 320}, LR: 1e-3, Device: "cpu"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,20 +113,26 @@ class RandomModel:
     num_hidden_layers: int = 2
     num_attention_heads: int = 4
     num_key_value_heads: int = 2
+    # the weights' init std; None keeps transformers' (0.02), which makes next-token
+    # distributions nearly flat: an export check wants sharper ones
+    initializer_range: float | None = None
 
     @classmethod
     def parse(cls, d):
         w = "load.random"
         fields = ("arch", "seed", "vocab_size", "hidden_size", "intermediate_size",
                   "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
-        d = _take(d, w, fields)
+        d = _take(d, w, fields + ("initializer_range",))
+        init = None
+        if "initializer_range" in d:
+            init = _num(d, "initializer_range", None, w, lo=0, hi=10, lo_open=True)
         ints = {k: _num(d, k, getattr(cls, k), w, lo=1, integer=True) for k in fields[2:]}
         if ints["hidden_size"] % ints["num_attention_heads"]:
             raise ConfigError(f"{w}.hidden_size must be a multiple of num_attention_heads")
         if ints["num_attention_heads"] % ints["num_key_value_heads"]:
             raise ConfigError(f"{w}.num_attention_heads must be a multiple of num_key_value_heads")
         return cls(arch=_choice(d, "arch", "llama", RANDOM_ARCHS, w),
-                   seed=_num(d, "seed", 0, w, lo=0, integer=True), **ints)
+                   seed=_num(d, "seed", 0, w, lo=0, integer=True), initializer_range=init, **ints)
 
 
 @dataclass

@@ -15,6 +15,7 @@ import os
 import torch
 
 from .config import ConfigError
+from .tokenizer import write_for_ollama
 
 # Fields Ollama v0.17.4's converter needs, by architecture written.
 REQUIRED = {
@@ -48,11 +49,15 @@ def fix_config(cfg):
     return cfg, problems
 
 
-def merge_export(model, path, dtype="bfloat16"):
+def merge_export(model, path, dtype="bfloat16", tokenizer=None):
     if dtype not in ("bfloat16", "float16", "float32"):
         raise ConfigError("merge_export.dtype must be bfloat16, float16 or float32")
     merged = copy.deepcopy(model).merge_and_unload()
     merged.to(device="cpu", dtype=getattr(torch, dtype))
+    # a GGUF-loaded base keeps its quantizer, and save_pretrained refuses it (notes)
+    merged.hf_quantizer = None
+    if hasattr(merged.config, "quantization_config"):
+        del merged.config.quantization_config
     os.makedirs(path, exist_ok=True)
     merged.save_pretrained(path, safe_serialization=True)
     cp = os.path.join(path, "config.json")
@@ -60,5 +65,9 @@ def merge_export(model, path, dtype="bfloat16"):
         cfg, problems = fix_config(json.load(f))
     with open(cp, "w") as f:
         json.dump(cfg, f, indent=2)
+    if tokenizer is None:
+        problems.append("no tokenizer to write (Ollama needs tokenizer.json)")
+    else:
+        problems += write_for_ollama(tokenizer, path)
     return {"path": path, "files": sorted(os.listdir(path)), "architecture": cfg["architectures"][0],
             "problems": problems}

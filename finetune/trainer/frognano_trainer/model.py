@@ -14,6 +14,7 @@ import torch
 
 from . import grpo
 from .config import Batch, ConfigError, Load
+from .tokenizer import EOT, IM_END, MIN_VOCAB, SPECIALS, byte_tokenizer, load_tokenizer, token_bytes
 
 log = logging.getLogger("frognano_trainer")
 
@@ -48,6 +49,13 @@ def random_config(r):
         max_position_embeddings=4096,
         tie_word_embeddings=False,
     )
+    if r.initializer_range is not None:
+        common["initializer_range"] = r.initializer_range
+    if r.vocab_size >= MIN_VOCAB:
+        # the ids of the byte tokenizer's control tokens (tokenizer.py), not the defaults'
+        # bos 1 / eos 2, which would be byte tokens there
+        common.update(bos_token_id=None, eos_token_id=256 + SPECIALS.index(IM_END),
+                      pad_token_id=256 + SPECIALS.index(EOT))
     head_dim = r.hidden_size // r.num_attention_heads
     if r.arch == "llama":
         from transformers import LlamaConfig
@@ -89,10 +97,14 @@ class Policy:
             torch.manual_seed(cfg.random.seed)
             mcfg = random_config(cfg.random)
             base = transformers.AutoModelForCausalLM.from_config(mcfg, dtype=self.dtype)
+            # a tokenizer for the export and for `logprobs` on text; a vocabulary too small for
+            # one (the unit tests' 256) just has none
+            self.tokenizer = byte_tokenizer(mcfg.vocab_size) if mcfg.vocab_size >= MIN_VOCAB else None
         else:
             if not os.path.isdir(cfg.model):
                 raise ConfigError(f"load.model: {cfg.model} is not a folder")
             base = transformers.AutoModelForCausalLM.from_pretrained(cfg.model, dtype=self.dtype)
+            self.tokenizer = load_tokenizer(cfg.model)
         base.to(self.device)
         base.config.use_cache = False
         self.vocab_size = base.config.get_text_config().vocab_size
@@ -202,7 +214,56 @@ class Policy:
     def merge_export(self, path, dtype="bfloat16"):
         from .export import merge_export
 
-        return merge_export(self.model, path, dtype)
+        return merge_export(self.model, path, dtype, self.tokenizer)
+
+    def next_token_logprobs(self, params):
+        """The `logprobs` request: the top_k next tokens after a sequence, with their log
+        probabilities under the current weights (the adapter included, i.e. what a merged
+        export computes), in fp32 whatever the training dtype."""
+        allowed = {"tokens", "text", "messages", "top_k"}
+        if set(params) - allowed:
+            raise ConfigError(f"logprobs: unknown field {sorted(set(params) - allowed)[0]}")
+        given = [k for k in ("tokens", "text", "messages") if k in params]
+        if len(given) != 1:
+            raise ConfigError("logprobs needs exactly one of tokens, text and messages")
+        k = params.get("top_k", 5)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
+            raise ConfigError("logprobs.top_k must be an integer in [1, 100]")
+        tok = self.tokenizer
+        if given[0] != "tokens" and tok is None:
+            raise ConfigError(f"logprobs.{given[0]} needs a tokenizer, and this model has no tokenizer: send tokens")
+        if "tokens" in params:
+            ids = params["tokens"]
+            if not isinstance(ids, list) or not ids or any(
+                    isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < self.vocab_size for t in ids):
+                raise ConfigError(f"logprobs.tokens must be a non-empty list of token ids below {self.vocab_size}")
+        elif "text" in params:
+            if not isinstance(params["text"], str) or not params["text"]:
+                raise ConfigError("logprobs.text must be a non-empty string")
+            ids = tok(params["text"], add_special_tokens=True)["input_ids"]
+        else:
+            msgs = params["messages"]
+            if not isinstance(msgs, list) or not all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                    for m in msgs):
+                raise ConfigError("logprobs.messages must be a list of {role, content} strings")
+            ids = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+            if not isinstance(ids, list):  # transformers 5 answers a BatchEncoding
+                ids = ids["input_ids"]
+        self.model.eval()
+        x = torch.tensor(ids, device=self.device).unsqueeze(0)
+        with torch.no_grad():
+            logits = self.model(input_ids=x).logits[0, -1].float()
+        lp = torch.log_softmax(logits, dim=-1)
+        vals, idx = lp.topk(min(k, lp.numel()))
+        top = []
+        for v, i in zip(vals.tolist(), idx.tolist()):
+            e = {"id": i, "logprob": v}
+            if tok is not None:
+                e["token"] = tok.decode([i])
+                e["bytes"] = list(token_bytes(tok, i))
+            top.append(e)
+        return {"tokens": list(ids), "top": top}
 
     def metrics(self):
         m = dict(self.stats)

@@ -43,6 +43,7 @@ class Server:
             "train": self.train,
             "save": self.save,
             "merge_export": self.merge_export,
+            "logprobs": self.logprobs,
             "metrics": self.metrics,
             "shutdown": self.shutdown,
         }
@@ -132,6 +133,9 @@ class Server:
         if not isinstance(path, str) or not path:
             raise ConfigError("merge_export.path must be a folder path")
         return self._need_policy().merge_export(path, params.get("dtype", "bfloat16"))
+
+    def logprobs(self, params):
+        return self._need_policy().next_token_logprobs(params)
 
     def metrics(self, params):
         m = {"uptime_s": time.monotonic() - self.started, "loaded": self.policy is not None}

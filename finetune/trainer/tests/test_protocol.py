@@ -93,6 +93,10 @@ def test_load_train_save_metrics(trainer, tmp_path):
     assert "adapter_model.safetensors" in r["files"]
     m = trainer.call("metrics")["result"]
     assert m["loaded"] and m["steps"] == 1 and m["tokens"] == 48
+    r = trainer.call("logprobs", {"tokens": [1, 2, 3], "top_k": 2})["result"]
+    assert r["tokens"] == [1, 2, 3] and len(r["top"]) == 2 and "token" not in r["top"][0]  # no tokenizer
+    e = trainer.call("logprobs", {"text": "hi"})["error"]
+    assert e["code"] == "invalid_params" and "no tokenizer" in e["message"]
 
 
 def test_shutdown_ends_the_process(trainer):
