@@ -42,7 +42,7 @@ var ollamaArchs = map[string][]string{
 		"hidden_size", "intermediate_size", "rope_theta", "vocab_size"},
 	"Qwen3_5ForConditionalGeneration": {"num_hidden_layers", "num_attention_heads",
 		"num_key_value_heads", "head_dim", "linear_num_key_heads", "linear_num_value_heads",
-		"linear_key_head_dim", "linear_value_head_dim"},
+		"linear_key_head_dim", "linear_value_head_dim", "rope_theta", "partial_rotary_factor"},
 }
 
 // CheckExport validates an exported folder before anything reaches Ollama: config.json
