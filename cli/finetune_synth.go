@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/synth"
+	"github.com/frognano/frognano/finetune/task"
 )
 
 // runFinetuneSynth is `frognano finetune synth`: finetune/synth on a repository, with
@@ -30,10 +32,12 @@ func runFinetuneSynth(ctx context.Context, e Env, args []string) int {
 	naive := fs.Bool("compare-naive", false, "validate the same candidates again the naive way (whole suite per candidate) and report the speed-up")
 	fresh := fs.Bool("fresh-env", false, "run the test suite again even if this commit's results are cached")
 	timeout := fs.Duration("package-timeout", 2*time.Minute, "a package's tests running longer count as hung")
+	lazy := fs.Bool("lazy-confirm", false, "leave the candidates the mutation switch accepts unconfirmed (in the store's screened/ folder, not tasks) until --confirm")
+	confirm := fs.Bool("confirm", false, "confirm the store's screened candidates of HEAD as plain patches (tasks or rejected), then stop")
 	if code, done := parse(fs, args); done {
 		return code
 	}
-	opts := synth.Options{N: *n, Seed: *seed, StoreDir: *store, CompareNaive: *naive,
+	opts := synth.Options{N: *n, Seed: *seed, StoreDir: *store, CompareNaive: *naive, LazyConfirm: *lazy,
 		Env: env.Options{Fresh: *fresh, PackageTimeout: *timeout}}
 	for _, s := range strings.Split(*synths, ",") {
 		if s = strings.TrimSpace(s); s != synth.SynthMutation && s != synth.SynthRemoval {
@@ -45,7 +49,13 @@ func runFinetuneSynth(ctx context.Context, e Env, args []string) int {
 	if isTerminal(e.Stderr) && !*asJSON {
 		opts.Progress = progressLine(e.Stderr)
 	}
-	sum, err := synth.Run(ctx, *repo, opts)
+	run := synth.Run
+	if *confirm {
+		run = func(ctx context.Context, repo string, opts synth.Options) (*synth.Summary, error) {
+			return synth.Confirm(ctx, repo, nil, opts)
+		}
+	}
+	sum, err := run(ctx, *repo, opts)
 	if isTerminal(e.Stderr) && !*asJSON {
 		fmt.Fprint(e.Stderr, "\r\033[K")
 	}
@@ -127,6 +137,10 @@ func printSynthSummary(w io.Writer, s *synth.Summary) {
 			fmt.Fprintf(tw, "%s\t%d\n", reason, s.Rejected[reason])
 		}
 		tw.Flush()
+	}
+	if s.Screened > 0 {
+		fmt.Fprintf(w, "\n%d more candidates passed the switch and wait, unconfirmed, in %s (not tasks until `frognano finetune synth --confirm`).\n",
+			s.Screened, filepath.Join(s.Store, task.ScreenedDir))
 	}
 	fmt.Fprintf(w, "\nMedian validation time %.2f s per candidate; %.1f valid tasks per minute.\n", s.MedianSeconds, s.TasksPerMinute)
 	if nv := s.Naive; nv != nil {

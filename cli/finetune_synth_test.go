@@ -68,4 +68,14 @@ func TestFinetuneSynth(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "environment: cached") || !strings.Contains(out, "synthesizer  candidates  validated  valid") {
 		t.Errorf("table: %d\n%s", code, out)
 	}
+	// Lazy confirmation: unconfirmed candidates wait in screened/, --confirm makes them tasks.
+	lazyStore := t.TempDir()
+	out, _, code = frognano(t, nil, "finetune", "synth", "--repo", repo, "--n", "1", "--synthesizers", "mutation", "--lazy-confirm", "--store", lazyStore)
+	if ents, _ := os.ReadDir(filepath.Join(lazyStore, "screened")); code != exitOK || !strings.Contains(out, "--confirm") || len(ents) != 1 {
+		t.Errorf("lazy: %d, %d screened\n%s", code, len(ents), out)
+	}
+	out, _, code = frognano(t, nil, "finetune", "synth", "--repo", repo, "--confirm", "--json", "--store", lazyStore)
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != exitOK || sum.Valid != 1 {
+		t.Errorf("confirm: %d %+v\n%s", code, sum, out)
+	}
 }

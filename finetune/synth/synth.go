@@ -32,6 +32,11 @@ type Options struct {
 	CompareNaive bool
 	// Progress hears each step, for a progress bar.
 	Progress func(Progress)
+	// LazyConfirm leaves the candidates the switch accepts unconfirmed: they go to the
+	// store's screened/ folder (not tasks; see package task), and Confirm turns them into
+	// tasks, one plain build each, when they are about to be used. Candidates the switch
+	// could not screen are still checked as plain patches at once.
+	LazyConfirm bool
 }
 
 // Progress is one step of a synthesis run.
@@ -60,8 +65,12 @@ type Summary struct {
 	// ValidatedBy counts the candidates validated, by synthesizer (synthesis stops when it
 	// has N tasks, so most candidates are never validated): ValidBy / ValidatedBy is the
 	// yield.
-	ValidatedBy   map[string]int `json:"validated_by_synthesizer"`
-	Valid         int            `json:"valid"`
+	ValidatedBy map[string]int `json:"validated_by_synthesizer"`
+	Valid       int            `json:"valid"`
+	// Screened counts the candidates left unconfirmed in screened/ (Options.LazyConfirm);
+	// they are not tasks until Confirm proves them.
+	Screened      int            `json:"screened,omitempty"`
+	ScreenedBy    map[string]int `json:"screened_by_synthesizer,omitempty"`
 	Rejected      map[string]int `json:"rejected"` // by reason
 	MedianSeconds float64        `json:"median_validation_seconds"`
 	Seconds       float64        `json:"seconds"` // the whole run
@@ -99,6 +108,18 @@ type runner struct {
 	round    int
 }
 
+func newRunner(s *env.Session, opts Options) *runner {
+	r := &runner{s: s, opts: opts, sources: map[string][]byte{}, passing: s.Env.Passing()}
+	for id, t := range s.Env.Tests {
+		if t.Status == env.Flaky || t.Status == env.Hung || t.Status == env.Fail {
+			_, name := env.SplitID(id)
+			r.excluded = append(r.excluded, name)
+		}
+	}
+	sort.Strings(r.excluded)
+	return r
+}
+
 // Run synthesizes tasks from repo's HEAD into the store.
 func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	if opts.N <= 0 {
@@ -115,16 +136,9 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer s.Close()
-	r := &runner{s: s, opts: opts, sources: map[string][]byte{}, passing: s.Env.Passing()}
-	for id, t := range s.Env.Tests {
-		if t.Status == env.Flaky || t.Status == env.Hung || t.Status == env.Fail {
-			_, name := env.SplitID(id)
-			r.excluded = append(r.excluded, name)
-		}
-	}
-	sort.Strings(r.excluded)
+	r := newRunner(s, opts)
 	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
-		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, ValidatedBy: map[string]int{}, Rejected: map[string]int{}}
+		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, ValidatedBy: map[string]int{}, ScreenedBy: map[string]int{}, Rejected: map[string]int{}}
 	sum.Tests.Passing, sum.Tests.Failing = len(r.passing), s.Env.Count(env.Fail)
 	sum.Tests.Flaky, sum.Tests.Hung = s.Env.Count(env.Flaky), s.Env.Count(env.Hung)
 	storeDir := opts.StoreDir
@@ -141,22 +155,31 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	vstart := time.Now()
 	var verdicts []*verdict
 	seen := map[string]bool{}
-	for next := 0; next < len(cands) && sum.Valid < opts.N; {
+	made := func() int { return sum.Valid + sum.Screened }
+	for next := 0; next < len(cands) && made() < opts.N; {
 		// A round: enough candidates for the tasks still missing at a pessimistic yield.
-		size := max(2*(opts.N-sum.Valid), 8)
+		size := max(2*(opts.N-made()), 8)
 		batch := cands[next:min(next+size, len(cands))]
 		next += len(batch)
-		for _, v := range r.validate(ctx, batch, next, len(cands), sum.Valid) {
+		for _, v := range r.validate(ctx, batch, next, len(cands), made()) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			verdicts = append(verdicts, v)
 			sum.ValidatedBy[v.m.Synthesizer]++
-			if v.reason == "" && sum.Valid < opts.N {
+			if v.reason == "" && made() < opts.N {
 				id := task.MakeID(s.Checkout.Commit, v.patch)
-				if seen[id] {
+				switch {
+				case seen[id]:
 					v.reason = RejectDuplicate
-				} else {
+				case v.screenedOnly:
+					seen[id] = true
+					if err := store.PutScreened(r.screenedTask(v, id)); err != nil {
+						return nil, err
+					}
+					sum.Screened++
+					sum.ScreenedBy[v.m.Synthesizer]++
+				default:
 					seen[id] = true
 					t := r.task(v, id)
 					if err := store.Put(t); err != nil {
@@ -181,7 +204,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	}
 	sum.MedianSeconds = median(times)
 	if vsecs > 0 {
-		sum.TasksPerMinute = float64(sum.Valid) / vsecs * 60
+		sum.TasksPerMinute = float64(made()) / vsecs * 60
 	}
 	if opts.CompareNaive {
 		if sum.Naive, err = r.compareNaive(ctx, verdicts); err != nil {
@@ -288,6 +311,18 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 		if unscreened {
 			v = &verdict{m: m} // not screened: the plain check decides alone
 		}
+		if v.reason == "" && !unscreened && valid >= r.opts.N {
+			// Enough tasks: a survivor past N is neither confirmed nor counted.
+			continue
+		}
+		if v.reason == "" && !unscreened && r.opts.LazyConfirm {
+			if r.makePatch(ctx, v) {
+				v.screenedOnly = true
+				valid++
+			}
+			out = append(out, v)
+			continue
+		}
 		if v.reason == "" {
 			r.opts.Progress(Progress{Phase: "confirming", Done: done - len(batch) + i, Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
 			before := v.seconds
@@ -335,6 +370,17 @@ func (r *runner) compareNaive(ctx context.Context, verdicts []*verdict) (*Naive,
 		n.ScreenSpeedup = n.NaiveSeconds / n.ScreenSeconds
 	}
 	return n, nil
+}
+
+// screenedTask is the store's record of a candidate the switch alone accepted: not a task.
+func (r *runner) screenedTask(v *verdict, id string) *task.Task {
+	m := v.m
+	return &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
+		Patch: v.patch, FailToPass: v.failToPass, PassToPass: []string{}, Status: task.StatusScreened,
+		Test:     task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1, ChangedLines: task.ChangedLines(v.patch), Bugs: 1},
+		Origin:   task.Origin{Synthesizer: m.Synthesizer, Operator: m.Operator, File: m.File, Function: m.Func, Line: m.Line, Description: m.Desc},
+		Created:  time.Now().UTC().Truncate(time.Second)}
 }
 
 // task is the store's record of an accepted verdict.

@@ -250,3 +250,60 @@ func TestHalf(t *testing.T) {
 	}
 }
 `
+
+// TestLazyConfirm leaves the switch's survivors unconfirmed, where no reader of tasks sees
+// them, then confirms them as plain patches: only then are they tasks.
+func TestLazyConfirm(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":            fixture.GoMod("example.com/lazy"),
+		"calc/calc.go":      fixture.Calc,
+		"calc/calc_test.go": fixture.CalcTest,
+	})
+	opts := testOptions(t)
+	opts.N, opts.LazyConfirm = 4, true
+	ctx := context.Background()
+	sum, err := Run(ctx, repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := task.Open(opts.StoreDir)
+	tasks, _ := store.List()
+	screened, _ := store.ListScreened()
+	t.Logf("valid %d, screened %d, rejected %v", sum.Valid, sum.Screened, sum.Rejected)
+	if sum.Screened == 0 || len(screened) != sum.Screened || len(tasks) != sum.Valid || sum.Valid+sum.Screened != opts.N {
+		t.Fatalf("%d screened (%d in the store), %d valid (%d tasks)", sum.Screened, len(screened), sum.Valid, len(tasks))
+	}
+	for _, sc := range screened {
+		if sc.Status != task.StatusScreened || len(sc.FailToPass) == 0 {
+			t.Errorf("screened %+v", sc)
+		}
+	}
+	csum, err := Confirm(ctx, repo, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := store.List()
+	left, _ := store.ListScreened()
+	if len(left) != 0 || csum.Valid+sumRejected(csum) != len(screened) || len(after) != sum.Valid+csum.Valid || csum.Valid == 0 {
+		t.Fatalf("confirmed %d, rejected %v, %d tasks, %d left", csum.Valid, csum.Rejected, len(after), len(left))
+	}
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tk := range after {
+		if tk.Status != "" || tk.Issue.Text == "" || strings.Contains(tk.Issue.Text, "frognanoMutant") {
+			t.Errorf("%s: %+v", tk.ID, tk)
+		}
+	}
+	checkTask(t, s, after[0])
+}
+
+func sumRejected(s *Summary) int {
+	n := 0
+	for _, c := range s.Rejected {
+		n += c
+	}
+	return n
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"regexp"
 	"sort"
@@ -37,6 +38,8 @@ type verdict struct {
 	distance   int
 	patch      string
 	seconds    float64 // the validation time charged to this candidate
+	// screenedOnly: accepted by the switch and left unconfirmed (Options.LazyConfirm).
+	screenedOnly bool
 	// confirmSeconds is the part of seconds spent confirming a survivor of the screen as a
 	// plain patch (0 for a mutant the screen rejected or could not screen).
 	confirmSeconds float64
@@ -89,30 +92,51 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 	}
 	selected := r.selected(pkg)
 	timeout := r.testTimeout(pkg)
-	runOne := func(id int) (env.Results, bool, error) {
-		cmd := fmt.Sprintf("cd %s && %s=%d go tool test2json -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s",
-			env.ShellQuote(info.Dir), EnvMutant, id, env.ShellQuote(pkg), env.ShellQuote(c.Path(bin)), timeout,
-			env.ShellQuote(env.RunRegexp(names(selected))))
-		res, err := c.Run(ctx, cmd, timeout+30*time.Second)
+	// Every run in one sandbox command, the clean switch (0) first: a sandbox start, a login
+	// shell and the go command's own start per mutant would cost more than most runs. Each
+	// run has its own time limit and a cap on the output it may write.
+	ids := []int{0}
+	for _, m := range live {
+		ids = append(ids, m.ID)
+	}
+	outDir := fmt.Sprintf(".frognano-bin/%d.out", r.round)
+	var script strings.Builder
+	// The go command's cached test2json, run without the go command's start each time.
+	fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\nT2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n",
+		env.ShellQuote(outDir), env.ShellQuote(info.Dir))
+	for _, id := range ids {
+		o := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", outDir, id)))
+		fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
+			EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(pkg), env.ShellQuote(c.Path(bin)), timeout,
+			env.ShellQuote(env.RunRegexp(names(selected))), o, o)
+	}
+	t0 := time.Now()
+	if _, err := c.Run(ctx, script.String(), time.Duration(len(ids))*(timeout+15*time.Second)+time.Minute); err != nil {
+		return out
+	}
+	runShare := time.Since(t0).Seconds() / float64(len(ids))
+	result := func(id int) (env.Results, bool, bool) {
+		rc, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.rc", outDir, id)))
 		if err != nil {
-			return env.Results{}, false, err
+			return env.Results{}, false, false
 		}
-		return env.ParseGoTestJSON([]byte(res.Stdout)), res.TimedOut, nil
+		js, _ := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.json", outDir, id)))
+		code := strings.TrimSpace(string(rc))
+		return env.ParseGoTestJSON(js), code == "124" || code == "137", true
 	}
 	// The switch with no mutant selected must behave as the clean package, or it proves
 	// nothing: then every mutant goes to the plain check.
-	clean, _, err := runOne(0)
-	if err != nil || len(failing(clean, selected)) > 0 {
+	clean, _, ok := result(0)
+	if !ok || len(failing(clean, selected)) > 0 || len(passing(clean, selected)) != len(selected) {
 		return out
 	}
-	share := time.Since(start).Seconds() / float64(len(ms))
+	share := (time.Since(start).Seconds() - runShare*float64(len(ids)-1)) / float64(len(ms))
 	for _, m := range live {
-		t0 := time.Now()
-		res, timedOut, err := runOne(m.ID)
-		if err != nil {
-			return out
+		res, timedOut, ok := result(m.ID)
+		if !ok {
+			continue // not run: the plain check decides
 		}
-		v := &verdict{m: m, seconds: share + time.Since(t0).Seconds()}
+		v := &verdict{m: m, seconds: share + runShare}
 		switch f := failing(res, selected); {
 		case timedOut || hung(res):
 			v.reason = RejectTimeout
@@ -265,18 +289,10 @@ func (r *runner) confirm(ctx context.Context, v *verdict) {
 	start := time.Now()
 	defer func() { v.seconds += time.Since(start).Seconds() }()
 	m := v.m
-	old := r.sources[m.File]
-	changes := []task.Change{{Path: m.File, Old: old, New: m.Apply(old)}}
-	patch, err := task.MakePatch(ctx, changes)
-	if err == nil {
-		err = task.CheckPatch(ctx, patch, changes)
-	}
-	if err != nil {
-		v.reason = RejectPatch
+	if !r.makePatch(ctx, v) {
 		return
 	}
-	v.patch = patch
-	c, err := r.s.Copy(ctx, map[string][]byte{m.File: changes[0].New})
+	c, err := r.s.Copy(ctx, map[string][]byte{m.File: m.Apply(r.sources[m.File])})
 	if err != nil {
 		v.reason = RejectBuild
 		return
@@ -317,6 +333,22 @@ func (r *runner) confirm(ctx context.Context, v *verdict) {
 		}
 	}
 	v.reason = ""
+}
+
+// makePatch sets v's patch, proven to apply both ways, or rejects v.
+func (r *runner) makePatch(ctx context.Context, v *verdict) bool {
+	old := r.sources[v.m.File]
+	changes := []task.Change{{Path: v.m.File, Old: old, New: v.m.Apply(old)}}
+	patch, err := task.MakePatch(ctx, changes)
+	if err == nil {
+		err = task.CheckPatch(ctx, patch, changes)
+	}
+	if err != nil {
+		v.reason = RejectPatch
+		return false
+	}
+	v.patch = patch
+	return true
 }
 
 func (r *runner) packageTimeout() time.Duration {

@@ -23,6 +23,21 @@
 //	features       difficulty features the loop steers by (see [Features])
 //	origin         what made the task: synthesizer, operator, file, function, line
 //	created        RFC 3339 time
+//	status         absent in a task; "screened" in screened/ only (see below)
+//
+// # Screened candidates (not tasks)
+//
+// With lazy confirmation (`frognano finetune synth --lazy-confirm`) a candidate that the
+// mutation switch accepted is written, before any plain-patch confirmation, to the
+// subfolder screened/ as <id>.json with "status": "screened". Such a file is not a task:
+// its FAIL_TO_PASS come from the switched build and only the mutated package's tests, and
+// it has no issue text. [Store.List] and [Store.Get] never read screened/ and refuse any
+// file whose status is set, and [Store.Put] refuses to write one, so a reader of the
+// folder's top level sees confirmed tasks only. Confirmation (synth.Confirm, `frognano
+// finetune synth --confirm`) builds each as a plain patch on a fresh copy, writes the task
+// it proves (without a status) to the top level and removes the screened file, or removes
+// it when the plain patch does not break a test. A training loop confirms a screened
+// candidate before its first use and never trains on one.
 //
 // Test names are "<package import path> <TestName>" (top-level tests only). Hint levels:
 // 0 names the file, the function and the expected behaviour; 1 gives only the failing
@@ -54,7 +69,13 @@ type Task struct {
 	Features    Features  `json:"features"`
 	Origin      Origin    `json:"origin"`
 	Created     time.Time `json:"created"`
+	// Status is empty in a task: a plain patch confirmed it. StatusScreened marks a
+	// candidate the switch alone accepted (in screened/ only; not a task).
+	Status string `json:"status,omitempty"`
 }
+
+// StatusScreened is the status of a screened, unconfirmed candidate.
+const StatusScreened = "screened"
 
 // TestSpec says how the task's tests run.
 type TestSpec struct {

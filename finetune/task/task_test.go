@@ -68,3 +68,39 @@ func TestStore(t *testing.T) {
 		}
 	}
 }
+
+// A screened candidate is never read or written as a task: it lives in screened/ only.
+func TestScreenedAreNotTasks(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	sc := &Task{Version: Version, ID: "00000000000000aa", BaseCommit: "abc", Patch: "diff", Status: StatusScreened}
+	if err := s.Put(sc); err == nil {
+		t.Fatal("Put wrote a screened candidate as a task")
+	}
+	if err := s.PutScreened(sc); err != nil {
+		t.Fatal(err)
+	}
+	// Even a screened file laid at the top level by hand is not a task.
+	b, _ := os.ReadFile(filepath.Join(dir, ScreenedDir, sc.ID+".json"))
+	os.WriteFile(filepath.Join(dir, "00000000000000bb.json"), b, 0o644)
+	if got, err := s.List(); err != nil || len(got) != 0 {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+	if _, err := s.Get("00000000000000bb"); err == nil {
+		t.Error("Get read a screened candidate")
+	}
+	got, err := s.ListScreened()
+	if err != nil || len(got) != 1 || got[0].ID != sc.ID {
+		t.Fatalf("ListScreened = %v, %v", got, err)
+	}
+	if err := s.RemoveScreened(sc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ListScreened(); len(got) != 0 {
+		t.Errorf("still screened: %v", got)
+	}
+	empty, _ := Open(t.TempDir())
+	if got, err := empty.ListScreened(); err != nil || got != nil {
+		t.Errorf("empty store: %v, %v", got, err)
+	}
+}
