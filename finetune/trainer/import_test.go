@@ -211,6 +211,22 @@ func proveExport(ctx context.Context, t *testing.T, srv *ollamatest.Server, p *P
 	}
 	t.Logf("%s f16 export: max |logprob difference| %.5f over the top 5 after %d prompts, raw and through the chat template", arch, worst.maxDiff, len(prompts))
 
+	// q8_0, as for real use on widths that are not multiples of 256: imported and served.
+	q8 := "tiny-" + arch + "-ft:1-q8_0"
+	if err := Import(ctx, srv.Client, ImportRequest{Name: q8, Dir: dir, Template: chatML, Quantize: "q8_0"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := srv.Client.Show(ctx, &api.ShowRequest{Model: q8}); err != nil || s.Details.QuantizationLevel != "Q8_0" {
+		t.Fatalf("q8_0 import: %+v, %v", s, err)
+	}
+	if err := srv.Client.Generate(ctx, &api.GenerateRequest{Model: q8, Prompt: prompts[0], Raw: true, Stream: new(bool),
+		Options: map[string]any{"num_predict": 2, "num_ctx": 256}}, func(api.GenerateResponse) error { return nil }); err != nil {
+		t.Fatalf("q8_0 model: %v", err)
+	}
+	if err := Import(ctx, srv.Client, ImportRequest{Name: "x", Dir: dir, Quantize: "q3_K"}, nil); err == nil {
+		t.Fatal("an unknown quantization was accepted")
+	}
+
 	// The same weights with a wrong RoPE base must fail the comparison.
 	bad := filepath.Join(t.TempDir(), "bad-rope")
 	copyDir(t, dir, bad)
