@@ -83,6 +83,7 @@ func (s *server) Exit(ctx context.Context) error {
 		s.state = exited
 	}
 	s.mu.Unlock()
+	s.exitedOnce.Do(func() { close(s.exited) })
 	if s.closeConn != nil {
 		// Not inline: closing waits for the read loop, which is running this handler.
 		go s.closeConn()

@@ -36,6 +36,10 @@ type server struct {
 	funcs     funcCache
 	log       *log.Logger
 	closeConn func()
+	// exited is closed by the exit notification: Serve returns then, whether or not the
+	// client closes its end (a read blocked on stdin cannot be interrupted).
+	exited     chan struct{}
+	exitedOnce sync.Once
 
 	// mu guards the fields below it.
 	mu       sync.Mutex
@@ -91,6 +95,7 @@ func newServer(client protocol.Client, opts Options) *server {
 		runs:    map[int]*run{},
 		byToken: map[string]*run{},
 		slot:    make(chan struct{}, 1),
+		exited:  make(chan struct{}),
 	}
 }
 

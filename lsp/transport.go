@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -143,6 +144,14 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	case <-conn.Done():
 	case <-ctx.Done():
 		conn.Close()
+	case <-s.exited:
+		// The spec: the server exits on `exit`. The connection is being closed, but over
+		// stdio its read loop may sit in a read the client never ends (it may keep the pipe
+		// open), so it gets a moment, not a promise.
+		select {
+		case <-conn.Done():
+		case <-time.After(time.Second):
+		}
 	}
 	s.stopAll()
 	return s.exitCode()
