@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 	}
 	if strings.TrimSpace(*task) == "" {
 		fmt.Fprintln(env.Stderr, "frognano agent: --task is required, e.g. --task \"fix the failing test in calc_test.go\"")
+		return exitUsage
+	}
+	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(env.Stderr, "frognano agent: --dir %s is not a folder; give the project folder the agent should work on\n", *dir)
 		return exitUsage
 	}
 	c, err := cfg()

@@ -227,6 +227,9 @@ func TestAgentCommand(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(short, "calc.go")); !strings.Contains(string(b), "return a + b") || !strings.Contains(errOut, "applied 1 files") {
 		t.Errorf("--apply-incomplete did not apply: %s\n%s", b, errOut)
 	}
+	if _, errOut, code := frognano(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "agent", "--dir", "/nonexistent", "--task", "x"); code != exitUsage || !strings.Contains(errOut, "--dir /nonexistent is not a folder") {
+		t.Errorf("missing folder: %d %q", code, errOut)
+	}
 	if _, errOut, code := frognano(t, env, "agent", "--dir", dir); code != exitUsage || !strings.Contains(errOut, "--task is required") {
 		t.Errorf("missing --task: %d %q", code, errOut)
 	}
