@@ -206,7 +206,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		}
 		if err != nil {
 			e.traj.write(rec)
-			return end(ExitModelError, "%v", err)
+			return end(ExitModelError, "%s", e.opts.Explain(err))
 		}
 		e.usage.ModelTime += time.Since(stepStart)
 		e.usage.PromptTokens += final.PromptEvalCount

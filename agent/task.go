@@ -51,6 +51,9 @@ type Options struct {
 	Trajectory string
 	// KeepCopy leaves the private copy on disk (for debugging); its path is in Result.
 	KeepCopy bool
+	// Explain turns a model error into words for people (what happened, what to do): the
+	// CLI and the language server pass ollama.Explain. Default: the error's own text.
+	Explain func(error) string
 	// OnEvent receives progress; it must not block for long.
 	OnEvent func(Event)
 }
@@ -82,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BashTimeout == 0 {
 		o.BashTimeout = 120 * time.Second
+	}
+	if o.Explain == nil {
+		o.Explain = func(err error) string { return err.Error() }
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(Event) {}

@@ -49,6 +49,7 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 	client, _ := c.Client()
 	res, err := agent.Run(ctx, client, agent.Task{Dir: *dir, Instruction: *task}, agent.Options{
 		Model: c.Model, NumCtx: c.NumCtx, MaxSteps: *maxSteps, MaxTime: *maxTime, Trajectory: *traj,
+		Explain: func(err error) string { return ollama.Explain(err, c).Error() },
 		OnEvent: func(ev agent.Event) {
 			if !*quiet {
 				printEvent(env, ev)

@@ -100,6 +100,7 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays, Warm: warm}, agent.Options{
 			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
 			WorkDir:    s.opts.AgentWorkDir,
+			Explain:    func(err error) string { return ollama.Explain(err, cfg).Error() },
 			Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),
 			OnEvent:    prog.event,
 		})
