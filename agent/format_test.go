@@ -14,7 +14,10 @@ func TestFormatBashSaysWhyItWasKilled(t *testing.T) {
 	if !strings.Contains(out, "killed: it printed more than 64 MiB") {
 		t.Errorf("flooded: %q", out)
 	}
-	if out := formatBash(sandbox.Output{ExitCode: 0, Stdout: "ok\n"}); strings.Contains(out, "killed") {
+	if out := formatBash(sandbox.Output{ExitCode: 124, TimedOut: true, ProcessCap: true}); !strings.Contains(out, "reached the cap on processes") {
+		t.Errorf("process cap: %q", out)
+	}
+	if out := formatBash(sandbox.Output{ExitCode: 0, Stdout: "ok\n"}); strings.Contains(out, "killed") || strings.Contains(out, "cap") {
 		t.Errorf("a normal command: %q", out)
 	}
 }

@@ -84,6 +84,9 @@ func formatBash(o sandbox.Output) string {
 	if o.TimedOut {
 		fmt.Fprintf(&sb, "(timed out after %s and was killed)\n", o.Duration.Round(time.Second))
 	}
+	if o.ProcessCap {
+		sb.WriteString("(it reached the cap on processes and threads: some could not start)\n")
+	}
 	if o.Flooded {
 		sb.WriteString("(killed: it printed more than 64 MiB; send large output to a file and read parts of it with head, tail or grep)\n")
 	}

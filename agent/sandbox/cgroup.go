@@ -163,6 +163,20 @@ func (c *cgroup) kill(timeout time.Duration) bool {
 	}
 }
 
+// capHit reports whether a fork failed because of pids.max (pids.events "max N", N > 0).
+func (c *cgroup) capHit() bool {
+	b, err := os.ReadFile(filepath.Join(c.dir, "pids.events"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, "max "); ok && strings.TrimSpace(n) != "0" {
+			return true
+		}
+	}
+	return false
+}
+
 // remove deletes the cgroup, retrying briefly: the kernel refuses while exiting members
 // are still being torn down.
 func (c *cgroup) remove() {

@@ -133,6 +133,12 @@ func TestForkBombContained(t *testing.T) {
 	if !strings.Contains(o.Stderr, "fork") {
 		t.Errorf("the bomb never hit the limit (no fork error): stderr %.300q", o.Stderr)
 	}
+	if strings.Contains(r.Isolation().ProcessLimit, "pids.max") && !o.ProcessCap {
+		t.Error("Output.ProcessCap is not set though the pids cgroup refused forks")
+	}
+	if quiet := run(t, r, "true", 10*time.Second); quiet.ProcessCap {
+		t.Error("Output.ProcessCap set for a command that forked nothing")
+	}
 	t.Logf("peak %d, took %v, stderr %.200q", peak.Load(), o.Duration, o.Stderr)
 	if p := peak.Load(); p > limit || p < limit/2 {
 		t.Errorf("peak of %d bomb processes; want up to the limit, %d", p, limit)

@@ -32,7 +32,10 @@ type Output struct {
 	StdoutDropped, StderrDropped int64 // bytes beyond Limits.Output
 	TimedOut                     bool
 	Flooded                      bool // killed for printing more than 64 MiB
-	Duration                     time.Duration
+	// ProcessCap: a fork failed because the command reached Limits.Processes (known where a
+	// pids cgroup caps it).
+	ProcessCap bool
+	Duration   time.Duration
 }
 
 // Run runs c and returns once every process it started is gone. The error is only for a
@@ -127,6 +130,7 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	<-waited
 	gone := r.killAll(pgid, cg)
+	o.ProcessCap = cg != nil && cg.capHit()
 	finish(outs, outR, errR)
 	o.Duration = time.Since(start)
 	o.Stdout, o.Stderr = string(outs.stdout.buf), string(outs.stderr.buf)
