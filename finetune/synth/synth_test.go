@@ -307,3 +307,36 @@ func sumRejected(s *Summary) int {
 	}
 	return n
 }
+
+// TestScreenDependents: a mutant that a's own tests miss but b's (b imports a) catch is
+// found by the switch, built into b's test binary too, not rejected as a survivor.
+func TestScreenDependents(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":      fixture.GoMod("example.com/deps"),
+		"a/a.go":      "package a\n\n// Max is the larger of x and y.\nfunc Max(x, y int) int {\n\tif x > y {\n\t\treturn x\n\t}\n\treturn y\n}\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestMax(t *testing.T) {\n\tif Max(2, 2) != 2 {\n\t\tt.Fatal(Max(2, 2))\n\t}\n}\n",
+		"b/b.go":      "package b\n\nimport \"example.com/deps/a\"\n\n// Top is the larger of x and y.\nfunc Top(x, y int) int { return a.Max(x, y) }\n",
+		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestTop(t *testing.T) {\n\tif Top(1, 2) != 2 {\n\t\tt.Fatal(Top(1, 2))\n\t}\n}\n",
+	})
+	opts := testOptions(t)
+	opts.LazyConfirm = true
+	sum, err := Run(context.Background(), repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := task.Open(opts.StoreDir)
+	screened, _ := store.ListScreened()
+	t.Logf("valid %d, screened %d, rejected %v", sum.Valid, sum.Screened, sum.Rejected)
+	found := false
+	for _, sc := range screened {
+		if strings.Join(sc.FailToPass, ",") == "example.com/deps/b TestTop" {
+			found = true
+		}
+	}
+	if !found {
+		for _, sc := range screened {
+			t.Logf("%s: %v", sc.Origin.Description, sc.FailToPass)
+		}
+		t.Error("no screened candidate fails only b's test")
+	}
+}

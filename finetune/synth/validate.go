@@ -59,8 +59,10 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 	// Written by the sandbox's user, who cannot write where frognano laid the overlay.
 	bin := fmt.Sprintf(".frognano-bin/%d.test", r.round)
 	var built bool
+	var overlay string
 	for attempt := 0; attempt < 4 && len(live) > 0; attempt++ {
-		overlay, lines, err := r.writeOverlay(c, dir, info, live)
+		ov, lines, err := r.writeOverlay(c, dir, info, live)
+		overlay = ov
 		if err != nil {
 			return out
 		}
@@ -91,61 +93,83 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 		return out
 	}
 	selected := r.selected(pkg)
-	timeout := r.testTimeout(pkg)
-	// Every run in one sandbox command, the clean switch (0) first: a sandbox start, a login
-	// shell and the go command's own start per mutant would cost more than most runs. Each
-	// run has its own time limit and a cap on the output it may write.
 	ids := []int{0}
 	for _, m := range live {
 		ids = append(ids, m.ID)
 	}
-	outDir := fmt.Sprintf(".frognano-bin/%d.out", r.round)
-	var script strings.Builder
-	// The go command's cached test2json, run without the go command's start each time.
-	fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\nT2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n",
-		env.ShellQuote(outDir), env.ShellQuote(info.Dir))
-	for _, id := range ids {
-		o := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", outDir, id)))
-		fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
-			EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(pkg), env.ShellQuote(c.Path(bin)), timeout,
-			env.ShellQuote(env.RunRegexp(names(selected))), o, o)
-	}
 	t0 := time.Now()
-	if _, err := c.Run(ctx, script.String(), time.Duration(len(ids))*(timeout+15*time.Second)+time.Minute); err != nil {
+	results, ok := r.runMutants(ctx, c, fmt.Sprintf("%d", r.round), pkg, c.Path(bin), ids)
+	if !ok {
 		return out
 	}
 	runShare := time.Since(t0).Seconds() / float64(len(ids))
-	result := func(id int) (env.Results, bool, bool) {
-		rc, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.rc", outDir, id)))
-		if err != nil {
-			return env.Results{}, false, false
-		}
-		js, _ := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.json", outDir, id)))
-		code := strings.TrimSpace(string(rc))
-		return env.ParseGoTestJSON(js), code == "124" || code == "137", true
-	}
-	// The switch with no mutant selected must behave as the clean package, or it proves
-	// nothing: then every mutant goes to the plain check.
-	clean, _, ok := result(0)
-	if !ok || len(failing(clean, selected)) > 0 || len(passing(clean, selected)) != len(selected) {
-		return out
-	}
 	share := (time.Since(start).Seconds() - runShare*float64(len(ids)-1)) / float64(len(ms))
+	var survivors []int
 	for _, m := range live {
-		res, timedOut, ok := result(m.ID)
-		if !ok {
+		res, ran := results[m.ID]
+		if !ran {
 			continue // not run: the plain check decides
 		}
 		v := &verdict{m: m, seconds: share + runShare}
-		switch f := failing(res, selected); {
-		case timedOut || hung(res):
+		switch f := failing(res.Results, selected); {
+		case res.timedOut || hung(res.Results):
 			v.reason = RejectTimeout
 		case len(f) == 0:
 			v.reason = RejectSurvived
+			survivors = append(survivors, m.ID)
 		default:
 			v.failToPass = f
 		}
 		out[m.ID] = v
+	}
+	// The switch ran this package's tests only: a survivor may still break a package whose
+	// tests build it. Those packages' test binaries are built once with the same overlay and
+	// run with each survivor; where that cannot be done, the plain check decides.
+	var deps []string
+	for _, p := range r.s.Env.Affected(pkg)[1:] {
+		if len(r.selected(p)) > 0 {
+			deps = append(deps, p)
+		}
+	}
+	if len(deps) == 0 || len(survivors) == 0 {
+		return out
+	}
+	t1 := time.Now()
+	unscreen := func() map[int]*verdict {
+		for _, id := range survivors {
+			delete(out, id)
+		}
+		return out
+	}
+	for i, dep := range deps {
+		dbin := fmt.Sprintf(".frognano-bin/%d.dep%d.test", r.round, i)
+		res, err := c.Run(ctx, fmt.Sprintf("go test -c -vet=off -o %s -overlay %s %s", dbin, env.ShellQuote(overlay), env.ShellQuote(dep)), 10*time.Minute)
+		if err != nil || res.ExitCode != 0 {
+			return unscreen()
+		}
+		dres, ok := r.runMutants(ctx, c, fmt.Sprintf("%d.dep%d", r.round, i), dep, c.Path(dbin), append([]int{0}, survivors...))
+		if !ok {
+			return unscreen()
+		}
+		for _, id := range survivors {
+			res, ran := dres[id]
+			if !ran {
+				return unscreen()
+			}
+			v := out[id]
+			switch f := failing(res.Results, r.selected(dep)); {
+			case res.timedOut || hung(res.Results):
+				v.reason = RejectTimeout
+			case len(f) > 0 && v.reason == RejectSurvived:
+				v.reason, v.failToPass = "", f
+			case len(f) > 0:
+				v.failToPass = append(v.failToPass, f...)
+			}
+		}
+	}
+	extra := time.Since(t1).Seconds() / float64(len(survivors))
+	for _, id := range survivors {
+		out[id].seconds += extra
 	}
 	for id, v := range out {
 		if v.seconds == 0 {
@@ -153,6 +177,51 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 		}
 	}
 	return out
+}
+
+// mutantRun is one run of a switched test binary.
+type mutantRun struct {
+	env.Results
+	timedOut bool
+}
+
+// runMutants runs the switched test binary bin of pkg (its selected tests) once per id, all
+// in one sandbox command: a sandbox start, a login shell and the go command's own start per
+// mutant would cost more than most runs. Each run has its own time limit and a cap on the
+// output it may write. It is false when the clean switch (id 0, which must come first)
+// does not pass every selected test: then the switch proves nothing.
+func (r *runner) runMutants(ctx context.Context, c *env.Copy, name, pkg, bin string, ids []int) (map[int]mutantRun, bool) {
+	selected := r.selected(pkg)
+	timeout := r.testTimeout(pkg)
+	outDir := ".frognano-bin/" + name + ".out"
+	var script strings.Builder
+	// The go command's cached test2json, run without the go command's start each time.
+	fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\nT2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n",
+		env.ShellQuote(outDir), env.ShellQuote(r.s.Env.Packages[pkg].Dir))
+	for _, id := range ids {
+		o := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", outDir, id)))
+		fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
+			EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(pkg), env.ShellQuote(bin), timeout,
+			env.ShellQuote(env.RunRegexp(names(selected))), o, o)
+	}
+	if _, err := c.Run(ctx, script.String(), time.Duration(len(ids))*(timeout+15*time.Second)+time.Minute); err != nil {
+		return nil, false
+	}
+	out := map[int]mutantRun{}
+	for _, id := range ids {
+		rc, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.rc", outDir, id)))
+		if err != nil {
+			continue
+		}
+		js, _ := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.json", outDir, id)))
+		code := strings.TrimSpace(string(rc))
+		out[id] = mutantRun{env.ParseGoTestJSON(js), code == "124" || code == "137"}
+	}
+	clean, ok := out[0]
+	if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
+		return nil, false
+	}
+	return out, true
 }
 
 // writeOverlay lays the switched files of ms and the switch variable into the copy (out of
