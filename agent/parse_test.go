@@ -44,26 +44,6 @@ func TestStripThinking(t *testing.T) {
 	}
 }
 
-func TestMatchGlob(t *testing.T) {
-	for _, tc := range []struct {
-		pat, name string
-		ok        bool
-	}{
-		{"**/*.go", "a.go", true},
-		{"**/*.go", "x/y/a.go", true},
-		{"*.go", "x/a.go", false},
-		{"src/**", "src/a/b.txt", true},
-		{"src/**/test_*.py", "src/test_a.py", true},
-		{"src/**/test_*.py", "src/x/test_a.py", true},
-		{"src/**/test_*.py", "lib/test_a.py", false},
-		{"?.md", "a.md", true},
-	} {
-		if got := matchGlob(tc.pat, tc.name); got != tc.ok {
-			t.Errorf("matchGlob(%q, %q) = %v", tc.pat, tc.name, got)
-		}
-	}
-}
-
 func TestCheckArgsTypes(t *testing.T) {
 	edit := findTool(ToolEdit)
 	a, err := checkArgs(edit, map[string]any{"file_path": "a", "old_string": "x", "new_string": 5.0, "replace_all": "true"})

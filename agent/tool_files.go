@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/watch"
 )
 
 // resolve maps a file argument into the copy, turning refusals into errors for the model.
@@ -190,6 +192,11 @@ func runEdit(_ context.Context, e *episode, a args) (string, error) {
 	return fmt.Sprintf("Edited %s: replaced %d occurrence(s)", e.ws.Rel(p), map[bool]int{true: n, false: 1}[a.boolean("replace_all")]), nil
 }
 
+// runGlob lists the files matching a pattern the way the harness the model was trained in
+// did: doublestar patterns (`**`, `{ts,tsx}`, classes), relative to path (default: the
+// copy's root), without what git ignores and without installed packages and caches
+// (watch.DefaultSkip) unless the pattern names them, sorted, the first globCap shown and
+// the rest counted.
 func runGlob(ctx context.Context, e *episode, a args) (string, error) {
 	base := e.ws.Root
 	if a.str("path") != "" {
@@ -200,8 +207,20 @@ func runGlob(ctx context.Context, e *episode, a args) (string, error) {
 		base = p
 	}
 	pattern := strings.TrimPrefix(filepath.ToSlash(a.str("pattern")), "./")
-	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
-		return "", callErr("bad pattern %q: %v", pattern, err)
+	if !doublestar.ValidatePattern(pattern) {
+		return "", callErr("bad pattern %q: check its brackets and braces", pattern)
+	}
+	skip := map[string]bool{".git": true}
+	for _, d := range watch.DefaultSkip {
+		if !strings.Contains(pattern, d) {
+			skip[d] = true
+		}
+	}
+	ignored := map[string]bool{}
+	if list, err := e.ws.Ignored(ctx); err == nil { // without it, nothing is left out
+		for _, p := range list {
+			ignored[strings.TrimSuffix(p, "/")] = true
+		}
 	}
 	var matches []string
 	more := 0
@@ -212,16 +231,20 @@ func runGlob(ctx context.Context, e *episode, a args) (string, error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
+		rel := e.ws.Rel(p)
+		if p != base && (ignored[rel] && !strings.Contains(pattern, d.Name()) || d.IsDir() && skip[d.Name()]) {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
+		if d.IsDir() {
+			return nil
+		}
 		r, _ := filepath.Rel(base, p)
-		if matchGlob(pattern, filepath.ToSlash(r)) {
-			if len(matches) < globCap {
-				matches = append(matches, e.ws.Rel(p))
+		if ok, _ := doublestar.Match(pattern, filepath.ToSlash(r)); ok {
+			if len(matches) < maxGlobCollect {
+				matches = append(matches, rel)
 			} else {
 				more++
 			}
@@ -234,37 +257,17 @@ func runGlob(ctx context.Context, e *episode, a args) (string, error) {
 	if len(matches) == 0 {
 		return "No files match " + pattern, nil
 	}
-	sort.Strings(matches)
+	sort.Strings(matches) // before capping: walk order would let one big folder crowd out the rest
+	if len(matches) > globCap {
+		more += len(matches) - globCap
+		matches = matches[:globCap]
+	}
 	out := strings.Join(matches, "\n") + "\n"
 	if more > 0 {
-		out += fmt.Sprintf("(%d more files match; narrow the pattern or the path)\n", more)
+		out += fmt.Sprintf("(capped at %d files: %d more match; narrow the pattern or the path)\n", globCap, more)
 	}
 	return out, nil
 }
 
-// matchGlob matches a slash path against a pattern where "**" spans any number of folders
-// and every other segment follows path.Match.
-func matchGlob(pattern, name string) bool {
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegs(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
-}
+// maxGlobCollect bounds the matches held for sorting; beyond it they are only counted.
+const maxGlobCollect = 100 * globCap

@@ -188,3 +188,20 @@ func (w *Workspace) readBlobs(ctx context.Context, ids []string) (map[string][]b
 	}
 	return out, nil
 }
+
+// Ignored lists what git ignores in the copy as the agent left it (its .gitignore files
+// included): relative slash paths, folders with a trailing slash and not descended into.
+// It asks frognano's own repository of the copy, never the agent's.
+func (w *Workspace) Ignored(ctx context.Context) ([]string, error) {
+	out, err := w.git(ctx, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
