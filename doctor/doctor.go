@@ -67,6 +67,7 @@ type check struct {
 
 var checks = []check{
 	{"ollama", checkOllama},
+	{"ollama-build", checkOllamaBuild},
 	{"model", checkModel},
 	{"num_ctx", checkNumCtx},
 	{"git", checkGit},
