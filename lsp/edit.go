@@ -122,7 +122,7 @@ func buildEdit(c *workspace.Changes, base map[string]document.Snapshot, docs *do
 		}
 	}
 	if len(edit.DocumentChanges) == 0 && len(edit.Changes) == 0 && len(linkChanges(c, root).Files) == 0 {
-		return nil, skipped, fmt.Errorf("every change conflicts with your edits, nothing to apply: %s", strings.Join(skipped, "; "))
+		return nil, skipped, fmt.Errorf("nothing of the agent's change can be applied: %s", strings.Join(skipped, "; "))
 	}
 	return edit, skipped, nil
 }
