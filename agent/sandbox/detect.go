@@ -322,13 +322,22 @@ func probeSeccomp(ctx context.Context, prefix, drop []string, private bool) erro
 // namespace. RLIMIT_NPROC does not bind root (the kernel exempts the root user), nor a
 // namespace mapped to root, and outside a user namespace it would count every process of
 // the user, not just the command's.
+// findPids is findPidsCgroup; tests replace it to try a machine without one.
+var findPids = findPidsCgroup
+
 func processLimit(iso Isolation) (mechanism, cgroup string, err error) {
-	cg, kind, cgErr := findPidsCgroup()
+	cg, kind, cgErr := findPids()
 	if cgErr == nil {
 		return kind + " pids.max", cg, nil
 	}
 	if os.Geteuid() != 0 && iso.Mode != ModeNone {
 		return "RLIMIT_NPROC in a user namespace", "", nil
+	}
+	if iso.UID == nobody {
+		// Root switches commands to nobody before the limits are set, and RLIMIT_NPROC binds
+		// nobody. It counts every process of that uid on the machine, concurrent commands and
+		// other services running as nobody included: a blunter cap, but a cap.
+		return "RLIMIT_NPROC of uid nobody (counts all of nobody's processes)", "", nil
 	}
 	why := "no process limit: " + cgErr.Error()
 	if os.Geteuid() == 0 {
