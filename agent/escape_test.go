@@ -174,7 +174,7 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 	defer os.RemoveAll(sandbox.GoCacheFor(r.user))
 	r.ws = ws
 	r.e = &episode{ws: ws, runner: runner, opts: Options{DiskBudget: esc.disk}.withDefaults()}
-	if r.e.disk, err = newDiskGuard(r.e.opts.DiskBudget, ws.Root, goCacheFor(ws)); err != nil {
+	if r.e.disk, err = newDiskGuard(r.e.opts.DiskBudget, append([]string{ws.Root}, runner.DiskDirs()...)...); err != nil {
 		t.Fatal(err)
 	}
 	headBefore := gitOut(t, r.user, "rev-parse", "HEAD")
@@ -645,6 +645,16 @@ var escapes = []escape{
 			return false, fmt.Sprintf("wrote %d MiB against a 64 MiB budget", size>>20)
 		}
 		return true, fmt.Sprintf("killed at %d MiB of a 64 MiB budget, the model told why", size>>20)
+	}},
+	{name: "fill the disk through the private home", disk: 64 << 20, agent: func(r *try) {
+		out, err := runBash(context.Background(), r.e, args{"command": `cd; for i in $(seq 1 50); do head -c 10M /dev/urandom > f$i; done; echo FINISHED`})
+		r.seen = append(r.seen, out+fmt.Sprint(err))
+	}, held: func(r *try) (bool, string) {
+		out := strings.Join(r.seen, "")
+		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
+			return false, "not stopped: " + out
+		}
+		return true, "killed: the home counts against the budget"
 	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)

@@ -93,7 +93,7 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	}
 	defer traj.close()
 
-	disk, err := newDiskGuard(opts.DiskBudget, ws.Root, goCacheFor(ws))
+	disk, err := newDiskGuard(opts.DiskBudget, append([]string{ws.Root}, runner.DiskDirs()...)...)
 	if err != nil {
 		return nil, err
 	}

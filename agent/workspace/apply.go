@@ -218,13 +218,21 @@ func CheckApply(root string, c *Changes) error {
 	}
 	var refused, conflicts []string
 	for _, f := range c.Files {
-		for _, p := range []string{f.Path, f.OldPath} {
+		for i, p := range []string{f.Path, f.OldPath} {
 			if p == "" {
 				continue
 			}
+			// Only a path that is written afresh (created, or a rename's new name) may lead
+			// through a link or file the change set removes first; a path that is read,
+			// replaced or removed must be there as it is, through real folders: otherwise a
+			// forged set could remove "ext/x" through the link "ext" and then "ext".
+			fresh := removed
+			if i == 1 || f.Kind == Deleted || f.Kind == Modified {
+				fresh = nil
+			}
 			if err := checkRel(p); err != nil {
 				refused = append(refused, err.Error())
-			} else if err := checkParents(root, p, removed); err != nil {
+			} else if err := checkParents(root, p, fresh); err != nil {
 				refused = append(refused, err.Error())
 			}
 		}

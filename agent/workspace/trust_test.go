@@ -253,6 +253,19 @@ func TestApplyDoesNotWriteThroughLinks(t *testing.T) {
 	if err := Apply(src, through); err == nil || !strings.Contains(err.Error(), "goes through the link etc") {
 		t.Errorf("Apply of a link out through the user's link: %v", err)
 	}
+	// A forged set removing a file through a link, then the link (found in review).
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	os.Symlink(outside, filepath.Join(src, "ext"))
+	removal := &Changes{Files: []FileChange{
+		{Kind: Deleted, Path: "ext/secret", Base: []byte("s"), BaseMode: ModeFile},
+		{Kind: Deleted, Path: "ext", Base: []byte(outside), BaseMode: ModeLink},
+	}}
+	if err := Apply(src, removal); err == nil {
+		t.Error("Apply removed a file through a link")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "secret")); err != nil {
+		t.Errorf("the file outside is gone: %v", err)
+	}
 	forged := &Changes{Files: []FileChange{{Kind: Created, Path: "../escape.txt", Content: []byte("x"), Mode: ModeFile}}}
 	if err := Apply(src, forged); err == nil {
 		t.Error("Apply of a path with ..")
