@@ -49,6 +49,12 @@ const (
 
 // Main runs frognano with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, env Env, args []string) int {
+	return dispatch(ctx, env, args, commands, usage, "frognano: unknown command %q; run `frognano --help` for the list\n")
+}
+
+// dispatch runs the row of table that args[0] names; no name or a help flag prints usage
+// (an error without a name), and an unknown name gets unknown (a format for the name).
+func dispatch(ctx context.Context, env Env, args []string, table []command, usage func(io.Writer), unknown string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
@@ -56,21 +62,26 @@ func Main(ctx context.Context, env Env, args []string) int {
 		}
 		return exitOK
 	}
-	for _, c := range commands {
+	for _, c := range table {
 		if c.name == args[0] {
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	fmt.Fprintf(env.Stderr, "frognano: unknown command %q; run `frognano --help` for the list\n", args[0])
+	fmt.Fprintf(env.Stderr, unknown, args[0])
 	return exitUsage
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "frognano: a language server that puts a local coding agent behind your editor's code actions.\n\nUsage: frognano COMMAND [flags]\n\nCommands:\n")
-	for _, c := range commands {
+	listCommands(w, commands)
+	fmt.Fprintf(w, "\nRun `frognano COMMAND --help` for a command's flags.\n")
+}
+
+// listCommands writes one line per row of table: its name and summary.
+func listCommands(w io.Writer, table []command) {
+	for _, c := range table {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun `frognano COMMAND --help` for a command's flags.\n")
 }
 
 // notYet is a subcommand that is planned but not built: it says so plainly.

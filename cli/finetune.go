@@ -20,26 +20,11 @@ var finetuneCommands = []command{
 }
 
 func runFinetune(ctx context.Context, env Env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		finetuneUsage(env.Stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	for _, c := range finetuneCommands {
-		if c.name == args[0] {
-			return c.run(ctx, env, args[1:])
-		}
-	}
-	fmt.Fprintf(env.Stderr, "frognano finetune: unknown step %q; run `frognano finetune --help` for the list\n", args[0])
-	return exitUsage
+	return dispatch(ctx, env, args, finetuneCommands, finetuneUsage, "frognano finetune: unknown step %q; run `frognano finetune --help` for the list\n")
 }
 
 func finetuneUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: frognano finetune STEP [flags]\n\nFine-tunes the agent's model on your repository, on your GPU, offline.\n\nSteps:\n")
-	for _, c := range finetuneCommands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
+	listCommands(w, finetuneCommands)
 	fmt.Fprintf(w, "\nRun `frognano finetune STEP --help` for a step's flags.\n")
 }
