@@ -156,7 +156,7 @@ func (w *Workspace) Changes(ctx context.Context) (*Changes, error) {
 		if len(dropped) > 0 {
 			args = append(args, ".")
 			for _, p := range dropped {
-				args = append(args, ":(exclude,literal)"+p)
+				args = append(args, excluded(p))
 			}
 		}
 		diff, err := w.git(ctx, args...)
@@ -236,29 +236,19 @@ func (w *Workspace) prune() (skipped []Skipped, large []string, err error) {
 
 // addAll is `git add -A` of the copy, leaving the large files as the base has them.
 func (w *Workspace) addAll(ctx context.Context, large []string) error {
-	_, err := w.private().Run(ctx, pathspecs([]string{"."}, large), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	spec := []byte(".\x00") // NUL-separated, for --pathspec-from-file: names may hold anything
+	for _, p := range large {
+		spec = append(spec, excluded(p)+"\x00"...)
+	}
+	_, err := w.private().Run(ctx, spec, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	return nil
 }
 
-// pathspecs is a NUL-separated pathspec list for --pathspec-from-file: paths taken
-// literally, excluding those in exclude.
-func pathspecs(paths, exclude []string) []byte {
-	var b strings.Builder
-	for _, p := range paths {
-		if p == "." {
-			b.WriteString(".\x00")
-			continue
-		}
-		b.WriteString(":(literal)" + p + "\x00")
-	}
-	for _, p := range exclude {
-		b.WriteString(":(exclude,literal)" + p + "\x00")
-	}
-	return []byte(b.String())
-}
+// excluded is the pathspec that leaves the path p out, taken literally.
+func excluded(p string) string { return ":(exclude,literal)" + p }
 
 // largeChanged names the large files that are not the base's as they are (new, or of
 // another size): they are left out of the changes. One of the same size is taken as
