@@ -90,16 +90,7 @@ type Package struct {
 // Passing are the tests that passed on the clean commit, every time.
 func (e *Env) Passing() []string { return e.with(Pass) }
 
-func (e *Env) with(status string) []string {
-	var ids []string
-	for id, t := range e.Tests {
-		if t.Status == status {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
+func (e *Env) with(status string) []string { return Results{Tests: e.Tests}.IDs(status) }
 
 // Count is how many tests have status.
 func (e *Env) Count(status string) int { return len(e.with(status)) }

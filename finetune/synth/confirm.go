@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
 )
 
@@ -21,26 +20,11 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 		opts.Progress = func(Progress) {}
 	}
 	start := time.Now()
-	envOpts := opts.Env
-	envOpts.Progress = func(s string) { opts.Progress(Progress{Phase: "environment", Text: s}) }
-	s, err := env.Open(ctx, repo, envOpts)
+	s, r, store, sum, err := open(ctx, repo, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	r := newRunner(s, opts)
-	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
-		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, ValidatedBy: map[string]int{},
-		Rejected: map[string]int{}}
-	storeDir := opts.StoreDir
-	if storeDir == "" {
-		storeDir = task.DefaultDir(s.Checkout.Repo)
-	}
-	store, err := task.Open(storeDir)
-	if err != nil {
-		return nil, err
-	}
-	sum.Store = storeDir
 	screened, err := store.ListScreened()
 	if err != nil {
 		return nil, err

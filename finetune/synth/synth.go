@@ -120,6 +120,30 @@ func newRunner(s *env.Session, opts Options) *runner {
 	return r
 }
 
+// open is what Run and Confirm share: the repository's environment (the caller closes the
+// session), the runner, the task store, and a summary with what these already tell.
+func open(ctx context.Context, repo string, opts Options) (*env.Session, *runner, *task.Store, *Summary, error) {
+	envOpts := opts.Env
+	envOpts.Progress = func(s string) { opts.Progress(Progress{Phase: "environment", Text: s}) }
+	s, err := env.Open(ctx, repo, envOpts)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	storeDir := opts.StoreDir
+	if storeDir == "" {
+		storeDir = task.DefaultDir(s.Checkout.Repo)
+	}
+	store, err := task.Open(storeDir)
+	if err != nil {
+		s.Close()
+		return nil, nil, nil, nil, err
+	}
+	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
+		EnvSeconds: s.Env.Seconds, Store: storeDir, Candidates: map[string]int{}, ValidBy: map[string]int{},
+		ValidatedBy: map[string]int{}, Rejected: map[string]int{}}
+	return s, newRunner(s, opts), store, sum, nil
+}
+
 // Run synthesizes tasks from repo's HEAD into the store.
 func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	if opts.N <= 0 {
@@ -129,27 +153,14 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 		opts.Progress = func(Progress) {}
 	}
 	start := time.Now()
-	envOpts := opts.Env
-	envOpts.Progress = func(s string) { opts.Progress(Progress{Phase: "environment", Text: s}) }
-	s, err := env.Open(ctx, repo, envOpts)
+	s, r, store, sum, err := open(ctx, repo, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	r := newRunner(s, opts)
-	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
-		EnvSeconds: s.Env.Seconds, Candidates: map[string]int{}, ValidBy: map[string]int{}, ValidatedBy: map[string]int{}, ScreenedBy: map[string]int{}, Rejected: map[string]int{}}
+	sum.ScreenedBy = map[string]int{}
 	sum.Tests.Passing, sum.Tests.Failing = len(r.passing), s.Env.Count(env.Fail)
 	sum.Tests.Flaky, sum.Tests.Hung = s.Env.Count(env.Flaky), s.Env.Count(env.Hung)
-	storeDir := opts.StoreDir
-	if storeDir == "" {
-		storeDir = task.DefaultDir(s.Checkout.Repo)
-	}
-	store, err := task.Open(storeDir)
-	if err != nil {
-		return nil, err
-	}
-	sum.Store = storeDir
 
 	cands := r.candidates(sum)
 	vstart := time.Now()
