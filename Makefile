@@ -4,7 +4,10 @@ GO ?= go
 BIN := bin/frognano
 
 .PHONY: build demo test setup vet
+# The Python and JavaScript/TypeScript parsers (tree-sitter) are C: without a C compiler Go
+# turns cgo off and the build fails with a message about build constraints.
 build:
+	@test "$$($(GO) env CGO_ENABLED)" = 1 || { echo "frognano needs cgo (tree-sitter parsers): install gcc (apt-get install build-essential) and leave CGO_ENABLED unset"; exit 1; }
 	$(GO) build -o $(BIN) ./cmd/frognano
 
 setup:

@@ -17,7 +17,7 @@ need_cmd() {
 }
 need_cmd go "install Go 1.26 or newer"
 need_cmd git "apt-get install git"
-need_cmd gcc "apt-get install build-essential (cgo builds Ollama and runs the race detector)"
+need_cmd gcc "apt-get install build-essential (cgo builds the tree-sitter parsers and Ollama, and runs the race detector)"
 
 step "ollama $(grep -o '0\.[0-9]*\.[0-9]*' scripts/build-ollama.sh | head -1) server build" scripts/build-ollama.sh >/dev/null
 step "SmolLM2-135M-Instruct test model" scripts/fetch-smollm2.sh >/dev/null

@@ -1,0 +1,5 @@
+package syntax
+
+import "runtime"
+
+func runtimeGC() { runtime.GC() }
