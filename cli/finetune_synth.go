@@ -102,11 +102,11 @@ func explainSynth(repo string, err error) string {
 	case errors.Is(err, env.ErrUnsupported):
 		return "cannot synthesize tasks here: " + strings.TrimPrefix(err.Error(), env.ErrUnsupported.Error()+": ") + "."
 	case errors.Is(err, env.ErrNoTests):
-		return "no tests found at HEAD of " + repo + ": tasks are verified by the repository's own tests, so add some (go test ./... must find them) and commit them."
+		return "no tests found at HEAD of " + repo + ": tasks are verified by the repository's own tests, so add some (go test ./..., pytest or the package's test script must find them) and commit them."
 	case errors.Is(err, env.ErrNonePass):
 		return "no test passes at HEAD of " + repo + " (" + err.Error() + "): a task must break a passing test, so fix the suite and commit first."
 	case errors.Is(err, env.ErrSuiteCrashed):
-		return "the test suite did not run in the sandbox (" + err.Error() + "); check that `go test ./...` works offline, with every module in the module cache."
+		return "the test suite did not run in the sandbox (" + err.Error() + "); check that the suite works offline: `go test ./...` with every module in the module cache, pytest from the repository's .venv with its dependencies installed, or the test script with node_modules installed."
 	case errors.Is(err, context.Canceled):
 		return "cancelled."
 	}

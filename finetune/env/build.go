@@ -20,6 +20,13 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 	e := &Env{Version: Version, Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Kind: s.Detection.Kind,
 		Command: s.Detection.Command, Tests: map[string]Result{}, Broken: map[string]string{},
 		PackageTimeout: opts.PackageTimeout.Seconds(), Created: start.UTC()}
+	if s.Detection.Script() {
+		e.Runner = s.Detection.Runner
+		if _, err := s.buildScript(ctx, c, e, opts); err != nil {
+			return nil, err
+		}
+		return e.done(start)
+	}
 	if err := e.listPackages(ctx, c); err != nil {
 		return nil, err
 	}
@@ -90,6 +97,11 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 		}
 		e.Tests[id] = t
 	}
+	return e.done(start)
+}
+
+// done checks that the suite gives something to work with.
+func (e *Env) done(start time.Time) (*Env, error) {
 	e.Seconds = time.Since(start).Seconds()
 	switch {
 	case len(e.Tests) == 0 && len(e.Broken) > 0:

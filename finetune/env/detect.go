@@ -14,22 +14,43 @@ import (
 //
 //	{"version": 1, "command": "go test -json -tags integration ./...", "format": "go-test-json"}
 //
-// command runs in the sandbox (bash -lc) at the top of a private copy and must print the
-// results in format; "go-test-json" (the output of `go test -json`) is the only format of
-// this version. It overrides detection for the environment and for confirming each task;
-// mutants of a Go module are still screened with go test's own build (see finetune/synth).
+// command runs in the sandbox (bash -lc) at the top of a private copy and reports its
+// results in format:
+//
+//	go-test-json  the output of `go test -json` on stdout (a Go module)
+//	junit-xml     JUnit XML written to $FROGNANO_RESULTS (pytest: --junitxml=$FROGNANO_RESULTS)
+//	jest-json     jest's --json report written to $FROGNANO_RESULTS (vitest's json reporter
+//	              writes the same: --reporter=json --outputFile=$FROGNANO_RESULTS)
+//
+// It overrides detection for the environment and for confirming each task. Mutants of a Go
+// module are still screened with go test's own build (see finetune/synth); those of a Python
+// or JS/TS repository run under the configured command too.
 const ConfigFile = ".frognano/finetune.json"
 
 // Kinds of test suites.
 const (
 	KindGo         = "go"         // a Go module: go test -json
-	KindPython     = "python"     // pytest: detected, not run yet
-	KindJavaScript = "javascript" // the package's test script: detected, not run yet
-	KindCommand    = "command"    // ConfigFile's command
+	KindPython     = "python"     // pytest (python.go)
+	KindJavaScript = "javascript" // the package's test script: node --test, vitest or jest (js.go)
+	KindCommand    = "command"    // ConfigFile's command on a Go module
 )
 
-// FormatGoTestJSON is the output of `go test -json`.
-const FormatGoTestJSON = "go-test-json"
+// Formats of a test run's results.
+const (
+	FormatGoTestJSON = "go-test-json" // `go test -json` on stdout
+	FormatJUnitXML   = "junit-xml"    // JUnit XML on $FROGNANO_RESULTS
+	FormatJestJSON   = "jest-json"    // jest's --json (or vitest's json reporter) on $FROGNANO_RESULTS
+	FormatNodeEvents = "node-events"  // node --test through frognano's reporter (js.go), on stdout
+)
+
+// Runners of Python and JS/TS suites.
+const (
+	RunnerPytest   = "pytest"
+	RunnerNodeTest = "node-test"
+	RunnerVitest   = "vitest"
+	RunnerJest     = "jest"
+	RunnerCommand  = "command" // ConfigFile's command
+)
 
 // Config is ConfigFile's content.
 type Config struct {
@@ -43,6 +64,19 @@ type Detection struct {
 	Kind    string // one of the Kind constants
 	Command string // what runs the whole suite
 	Format  string // how its output reads
+	// Runner runs a Python or JS/TS suite (one of the Runner constants).
+	Runner string
+	// Python is the interpreter pytest runs under: the repository's virtual environment, or
+	// python3 from PATH when it has none (locate).
+	Python string
+	// NodeModules is the user's node_modules folder, linked into every copy (read-only):
+	// the sandbox has no network, so nothing gets installed.
+	NodeModules string
+	// ReadOnly are the user's paths the sandbox binds read-only (the virtual environment,
+	// node_modules), and frognano's node --test reporter.
+	ReadOnly []string
+	// Reporter is the path of frognano's reporter for node --test (js.go).
+	Reporter string
 	// Unsupported, when not empty, says why this version cannot run the suite and what to
 	// do instead, as one sentence for people.
 	Unsupported string
@@ -51,8 +85,10 @@ type Detection struct {
 // ErrUnsupported wraps Detection.Unsupported.
 var ErrUnsupported = errors.New("unsupported test suite")
 
-// Detect looks at the tree in dir (a Checkout, never the user's work tree).
+// Detect looks at the tree in dir (a Checkout, never the user's work tree). Where a Python
+// or JS/TS suite finds its packages is the user's business: see locate.
 func Detect(dir string) (Detection, error) {
+	lang := language(dir)
 	if b, err := readRegular(filepath.Join(dir, ConfigFile)); err == nil {
 		var c Config
 		if err := json.Unmarshal(b, &c); err != nil {
@@ -65,40 +101,59 @@ func Detect(dir string) (Detection, error) {
 		if d.Format == "" {
 			d.Format = FormatGoTestJSON
 		}
-		if d.Format != FormatGoTestJSON {
-			d.Unsupported = fmt.Sprintf("%s names the format %q, and this version reads only %q; make the command print `go test -json` output", ConfigFile, c.Format, FormatGoTestJSON)
-		} else if !exists(filepath.Join(dir, "go.mod")) {
-			d.Unsupported = fmt.Sprintf("%s is honoured for Go modules only in this version (no go.mod at the top of the repository)", ConfigFile)
+		switch {
+		case d.Format == FormatGoTestJSON && lang == KindGo:
+		case d.Format == FormatGoTestJSON:
+			d.Unsupported = fmt.Sprintf("%s names the format %q, which needs a Go module (go.mod at the top of the repository); a Python or JS/TS suite reports %q or %q", ConfigFile, d.Format, FormatJUnitXML, FormatJestJSON)
+		case d.Format != FormatJUnitXML && d.Format != FormatJestJSON:
+			d.Unsupported = fmt.Sprintf("%s names the format %q, and this version reads %q, %q and %q", ConfigFile, c.Format, FormatGoTestJSON, FormatJUnitXML, FormatJestJSON)
+		case lang != KindPython && lang != KindJavaScript:
+			d.Unsupported = fmt.Sprintf("%s names %q, which frognano honours for Python (pyproject.toml, setup.py…) and JS/TS (package.json) repositories", ConfigFile, d.Format)
+		default:
+			d.Kind, d.Runner = lang, RunnerCommand
 		}
 		return d, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Detection{}, fmt.Errorf("%s: %w", ConfigFile, err)
 	}
-	switch {
-	case exists(filepath.Join(dir, "go.mod")):
+	switch lang {
+	case KindGo:
 		return Detection{Kind: KindGo, Command: "go test -json -count=1 -vet=off ./...", Format: FormatGoTestJSON}, nil
-	case exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "pytest.ini")) ||
-		exists(filepath.Join(dir, "setup.py")) || exists(filepath.Join(dir, "setup.cfg")) || exists(filepath.Join(dir, "tox.ini")):
-		return Detection{Kind: KindPython, Command: "pytest",
-			Unsupported: "this is a Python project (pytest), and synthesis runs only Go modules so far; Python support is planned"}, nil
-	case exists(filepath.Join(dir, "package.json")):
-		if hasTestScript(filepath.Join(dir, "package.json")) {
-			return Detection{Kind: KindJavaScript, Command: "npm test",
-				Unsupported: "this is a JavaScript/TypeScript package (npm test), and synthesis runs only Go modules so far; JS/TS support is planned"}, nil
-		}
+	case KindPython:
+		return Detection{Kind: KindPython, Runner: RunnerPytest, Command: "python -m pytest", Format: FormatJUnitXML}, nil
+	case KindJavaScript:
+		return detectJS(dir), nil
 	}
-	return Detection{Unsupported: fmt.Sprintf("no test suite found: synthesis needs a Go module (go.mod at the top) with tests, or a command in %s", ConfigFile)}, nil
+	return Detection{Unsupported: fmt.Sprintf("no test suite found: synthesis needs a Go module (go.mod), a Python project (pyproject.toml, setup.py, setup.cfg, pytest.ini or tox.ini) or a package.json with a test script at the top, or a command in %s", ConfigFile)}, nil
 }
 
-func hasTestScript(p string) bool {
+// language is what the repository at dir is written in, by the files at its top.
+func language(dir string) string {
+	switch {
+	case exists(filepath.Join(dir, "go.mod")):
+		return KindGo
+	case exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "pytest.ini")) ||
+		exists(filepath.Join(dir, "setup.py")) || exists(filepath.Join(dir, "setup.cfg")) || exists(filepath.Join(dir, "tox.ini")):
+		return KindPython
+	case exists(filepath.Join(dir, "package.json")) && testScript(filepath.Join(dir, "package.json")) != "":
+		return KindJavaScript
+	}
+	return ""
+}
+
+// testScript is package.json's scripts.test ("" when none).
+func testScript(p string) string {
 	b, err := readRegular(p)
 	if err != nil {
-		return false
+		return ""
 	}
 	var pkg struct {
 		Scripts map[string]string `json:"scripts"`
 	}
-	return json.Unmarshal(b, &pkg) == nil && strings.TrimSpace(pkg.Scripts["test"]) != ""
+	if json.Unmarshal(b, &pkg) != nil {
+		return ""
+	}
+	return strings.TrimSpace(pkg.Scripts["test"])
 }
 
 func exists(p string) bool {

@@ -65,8 +65,12 @@ type Env struct {
 	Module  string `json:"module,omitempty"` // the Go module's path
 	// Tests by TestID: pass, fail, skip, flaky or hung.
 	Tests map[string]Result `json:"tests"`
-	// Packages of the module by import path.
+	// Packages of the module by import path (Go).
 	Packages map[string]Package `json:"packages"`
+	// Runner of a Python or JS/TS suite, and Sources, the files mutations may change there
+	// (slash paths from the top; their tests are not among them).
+	Runner  string   `json:"runner,omitempty"`
+	Sources []string `json:"sources,omitempty"`
 	// Broken are packages that failed outside their tests on the clean commit.
 	Broken         map[string]string `json:"broken,omitempty"`
 	PackageTimeout float64           `json:"package_timeout_seconds"`
@@ -161,7 +165,7 @@ func Open(ctx context.Context, repo string, opts Options) (*Session, error) {
 // cachePath keys an environment by repository, commit and what shapes the result.
 func (o Options) cachePath(co *Checkout, d Detection) string {
 	repo := sha256.Sum256([]byte(co.Repo))
-	key := sha256.Sum256([]byte(fmt.Sprintf("v%d|%s|%s|%s|%d", Version, d.Command, d.Format, o.PackageTimeout, o.Runs)))
+	key := sha256.Sum256([]byte(fmt.Sprintf("v%d|%s|%s|%s|%d|%s|%s|%s", Version, d.Command, d.Format, o.PackageTimeout, o.Runs, d.Runner, d.Python, d.NodeModules)))
 	return filepath.Join(o.CacheDir, hex.EncodeToString(repo[:8]), co.Commit+"-"+hex.EncodeToString(key[:4])+".json")
 }
 

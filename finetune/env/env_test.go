@@ -115,11 +115,11 @@ func TestOpenRefuses(t *testing.T) {
 		{"no tests", map[string]string{"go.mod": fixture.GoMod("example.com/none"), "a/a.go": "package a\n"}, ErrNoTests, ""},
 		{"all failing", map[string]string{"go.mod": fixture.GoMod("example.com/bad"),
 			"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestNo(t *testing.T) { t.Fatal(1) }\n"}, ErrNonePass, ""},
-		{"python", map[string]string{"pyproject.toml": "[project]\nname='x'\n"}, ErrUnsupported, "Python"},
-		{"javascript", map[string]string{"package.json": `{"scripts":{"test":"vitest"}}`}, ErrUnsupported, "JavaScript"},
 		{"nothing", map[string]string{"README": "hi"}, ErrUnsupported, "no test suite"},
 		{"config format", map[string]string{"go.mod": fixture.GoMod("example.com/c"),
 			ConfigFile: `{"version":1,"command":"make test","format":"tap"}`}, ErrUnsupported, "tap"},
+		{"config python format on go", map[string]string{"go.mod": fixture.GoMod("example.com/c"),
+			ConfigFile: `{"version":1,"command":"make test","format":"junit-xml"}`}, ErrUnsupported, "Python"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Open(ctx, fixture.Repo(t, tc.files), testOptions(t))

@@ -19,12 +19,13 @@ const (
 
 // TestID names a top-level test: its package's import path, a space, its name
 // ("example.com/m/calc TestAdd"). Neither part can hold a space. Subtests are not tracked:
-// their names may be made at run time, and a failing subtest fails its parent.
+// their names may be made at run time, and a failing subtest fails its parent. Python and
+// JS/TS tests are "<test file> <name>", where the name may hold spaces (script.go).
 func TestID(pkg, name string) string { return pkg + " " + name }
 
 // SplitID is the package and name of a TestID.
 func SplitID(id string) (pkg, name string) {
-	i := strings.LastIndexByte(id, ' ')
+	i := strings.IndexByte(id, ' ')
 	if i < 0 {
 		return "", id
 	}

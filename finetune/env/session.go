@@ -20,6 +20,7 @@ type Session struct {
 	GoCache   string
 	tmp       string
 	copies    int
+	progress  func(string)
 }
 
 // Copy is a private copy of the checkout with a sandbox to run commands in.
@@ -39,12 +40,45 @@ func NewSession(ctx context.Context, repo string, opts Options) (*Session, error
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	s := &Session{Checkout: co, tmp: tmp, GoCache: opts.goCache(co.Repo)}
+	s := &Session{Checkout: co, tmp: tmp, GoCache: opts.goCache(co.Repo), progress: opts.Progress}
+	if s.progress == nil {
+		s.progress = func(string) {}
+	}
 	if s.Detection, err = Detect(co.Dir); err != nil {
 		s.Close()
 		return nil, err
 	}
+	if err := s.locate(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// locate finds what a Python or JS/TS suite runs with on this machine (the user's virtual
+// environment, node_modules) and writes node --test's reporter beside the copies.
+func (s *Session) locate() error {
+	d := &s.Detection
+	if d.Unsupported != "" {
+		return nil
+	}
+	switch {
+	case d.Kind == KindPython && d.Runner == RunnerPytest:
+		d.locatePython(s.Checkout.Repo)
+	case d.Kind == KindJavaScript:
+		d.locateNode(s.Checkout.Repo)
+		if d.Runner == RunnerNodeTest {
+			d.Reporter = filepath.Join(s.tmp, "node", "frognano-reporter.mjs")
+			if err := os.MkdirAll(filepath.Dir(d.Reporter), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(d.Reporter, []byte(nodeReporter), 0o644); err != nil {
+				return err
+			}
+			d.ReadOnly = append(d.ReadOnly, d.Reporter)
+		}
+	}
+	return nil
 }
 
 // goCache is the sandbox's Go build cache for repo's test runs here: the repository's own,
@@ -77,11 +111,18 @@ func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, err
 	}
 	// As the agent does (agent/run.go newRunner): the copy's git objects readable, not
 	// writable; the Go build cache the repository's own.
-	r, err := sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: s.GoCache,
-		Limits: &sandbox.Limits{Output: 48 << 20}})
+	// A Python or JS/TS suite's packages (the user's virtual environment, node_modules):
+	// read-only, at their own paths.
+	r, err := sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: append([]string{ws.ObjectsDir()}, s.Detection.ReadOnly...),
+		GoCache: s.GoCache, Limits: &sandbox.Limits{Output: 48 << 20}})
 	if err != nil {
 		ws.Remove()
 		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := s.Detection.linkNodeModules(ws.Root); err != nil {
+		r.Close()
+		ws.Remove()
+		return nil, err
 	}
 	return &Copy{WS: ws, runner: r}, nil
 }
