@@ -41,19 +41,41 @@ type actionInput struct {
 
 // producer makes the actions of one kind for an input.
 type producer struct {
-	id   string
-	kind protocol.CodeActionKind
+	id   string                  // the action's id: actionData.Action, and the key in Settings.Actions
+	kind protocol.CodeActionKind // its own kind, under the LSP kind it belongs to (see kinds below)
 	make func(in *actionInput) []actionData
+	// For the documentation (go generate writes it into the READMEs): the action's title,
+	// and where it is offered.
+	title, where string
 }
 
-// producers is the table: its order is the order of the editor's menu.
+// producers is the table, the one place actions are declared: its order is the order of the
+// editor's menu. Each action has a kind of its own, in gopls's style (source.addTest): the LSP
+// kind it belongs to, then "frognano", then the action, so that clients can ask for it alone
+// (CodeActionContext.only, matched by prefix) and plugins pick it by kind, not by title.
+// Explain changes nothing: it is a source action (as gopls's source.doc), not a refactoring.
 var producers = []producer{
-	{"fix", protocol.CodeActionKindQuickFix, fixDiagnostics},
-	{"fixTest", protocol.CodeActionKindQuickFix, fixTest},
-	{"implement", protocol.CodeActionKindRefactorRewrite, implement},
-	{"tests", protocol.CodeActionKindSource, writeTests},
-	{"explain", protocol.CodeActionKindRefactor, explain},
-	{"ask", protocol.CodeActionKindRefactor, ask},
+	{"fix", "quickfix.frognano.fixDiagnostic", fixDiagnostics,
+		"Fix: *diagnostic*", "on each diagnostic in the request"},
+	{"fixTest", "quickfix.frognano.fixTest", fixTest,
+		"Fix failing test *Name*", "inside a test (Go, pytest, Jest/Vitest)"},
+	{"implement", "refactor.rewrite.frognano.implement", implement,
+		"Implement *func*", "on a function whose body is empty, a TODO, or a not-implemented panic/raise/throw"},
+	{"tests", "source.frognano.writeTests", writeTests,
+		"Write tests for *func*", "on a function"},
+	{"explain", "source.frognano.explain", explain,
+		"Explain *func* / this", "on a function or a selection; the answer opens as a Markdown document (or a message)"},
+	{"ask", "refactor.rewrite.frognano.ask", ask,
+		"Ask FrogNano…", "anywhere; runs command `frognano.ask` with `{uri, range, instruction}`"},
+}
+
+// kinds are the kinds the server offers, for its capabilities: each producer's own.
+func kinds() []protocol.CodeActionKind {
+	out := make([]protocol.CodeActionKind, len(producers))
+	for i, p := range producers {
+		out[i] = p.kind
+	}
+	return out
 }
 
 func kindOf(action string) protocol.CodeActionKind {
@@ -63,6 +85,24 @@ func kindOf(action string) protocol.CodeActionKind {
 		}
 	}
 	return protocol.CodeActionKindEmpty
+}
+
+// ActionDoc describes one code action for the editors and the documentation, which
+// go generate writes from the table (lsp/internal/gendoc).
+type ActionDoc struct {
+	ID    string // the action's id: the key in the actions setting, and data.action
+	Kind  string // its code action kind
+	Title string // its title, with placeholders in italics (Markdown)
+	Where string // where it is offered
+}
+
+// ActionDocs lists the actions in the table's order.
+func ActionDocs() []ActionDoc {
+	out := make([]ActionDoc, len(producers))
+	for i, p := range producers {
+		out[i] = ActionDoc{ID: p.id, Kind: string(p.kind), Title: p.title, Where: p.where}
+	}
+	return out
 }
 
 // listActions runs the producers, skipping those the settings turn off or the request's

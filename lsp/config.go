@@ -8,10 +8,13 @@ import (
 	"github.com/frognano/frognano/ollama"
 )
 
+//go:generate go run ./internal/gendoc
+
 // Settings are the user's configuration, from initializationOptions, the
 // workspace/configuration section "frognano", and workspace/didChangeConfiguration (in
-// that order of arrival, later ones winning). Every field has a default that works; the
-// README documents them all.
+// that order of arrival, later ones winning). Every field has a default that works. Each is
+// declared for users in SettingDocs, from which go generate writes the editors' declarations
+// and the READMEs' tables.
 type Settings struct {
 	// OllamaHost is Ollama's address (default $OLLAMA_HOST, else 127.0.0.1:11434).
 	OllamaHost string `json:"ollamaHost,omitempty"`
@@ -88,3 +91,64 @@ func (s Settings) enabled(action string) bool {
 }
 
 func (s Settings) preview() bool { return s.Preview == nil || *s.Preview }
+
+// SettingDoc declares one setting for users. go generate (lsp/internal/gendoc) writes from
+// SettingDocs the VS Code extension's package.json (contributes.configuration and the settings
+// restricted in untrusted workspaces), its src/server.gen.ts, Neovim's
+// lua/frognano/server.lua, and the settings tables of the READMEs; a test fails when one of
+// them is stale. The server's settings are the fields of Settings, found by their JSON key,
+// which also gives their type; every field has exactly one SettingDoc (the generator checks).
+type SettingDoc struct {
+	Key string
+	// Editor is "" for the server's settings, else the one editor whose own setting it is
+	// (never sent to the server): "vscode".
+	Editor string
+	// Type is the JSON type of an editor's own setting; a server setting's comes from its field.
+	Type string
+	// Default is what editors show. For the server, an unset, empty or zero value means its
+	// own default, which Doc names; DefaultText says it in a word for the README's table.
+	Default     any
+	DefaultText string
+	Doc         string // Markdown, one paragraph
+	Enum        []EnumDoc
+	Minimum     *float64
+	// Machine settings are read from the user's settings only, never a workspace's (VS Code's
+	// scope "machine"): the binary that runs and the host the code goes to must not be chosen
+	// by a repository, since the agent itself writes into the workspace.
+	Machine bool
+	// Restricted settings are not read from an untrusted workspace (VS Code's Restricted Mode).
+	Restricted bool
+}
+
+// EnumDoc is one allowed value of a setting.
+type EnumDoc struct{ Value, Doc string }
+
+func minimum(v float64) *float64 { return &v }
+
+// SettingDocs are the settings in the order editors list them.
+var SettingDocs = []SettingDoc{
+	{Key: "path", Editor: "vscode", Type: "string", Default: "frognano", Machine: true, Restricted: true,
+		Doc: "The frognano binary; the extension runs `<path> lsp`. A bare name is looked up on PATH. Set in your user settings only: a workspace's value is ignored, since the agent writes files into the workspace."},
+	{Key: "trace.server", Editor: "vscode", Type: "string", Default: "off",
+		Enum: []EnumDoc{{"off", ""}, {"messages", ""}, {"verbose", ""}},
+		Doc:  "Traces the messages between VS Code and the FrogNano server in the \"FrogNano\" output channel."},
+	{Key: "ollamaHost", Default: "", DefaultText: "`$OLLAMA_HOST`, else `127.0.0.1:11434`", Machine: true, Restricted: true,
+		Doc: "Ollama's address, e.g. 127.0.0.1:11434; the agent sends your code there. Empty: the server's `$OLLAMA_HOST`, else 127.0.0.1:11434. Set in your user settings only: a workspace's value is ignored."},
+	{Key: "model", Default: "", DefaultText: "`$FROGNANO_MODEL`, else `frognano:4b`",
+		Doc: "The Ollama model the agent uses. Empty: the server's `$FROGNANO_MODEL`, else frognano:4b."},
+	{Key: "numCtx", Default: 0, DefaultText: "`$FROGNANO_NUM_CTX`, else 65536", Minimum: minimum(0),
+		Doc: "Context size sent to Ollama as num_ctx. 0: the server's `$FROGNANO_NUM_CTX`, else 65536."},
+	{Key: "maxSteps", Default: 100, Minimum: minimum(0),
+		Doc: "The most model turns one agent run may take."},
+	{Key: "maxMinutes", Default: 30, Minimum: minimum(0),
+		Doc: "The longest one agent run may take, in minutes."},
+	{Key: "actions", Default: map[string]bool{}, DefaultText: "all on",
+		Doc: "Turns offered code actions off by id, e.g. `{\"explain\": false}`. All are on by default."},
+	{Key: "whenBusy", Default: "reject",
+		Enum: []EnumDoc{{"reject", "Say that a run is in progress."}, {"queue", "Wait for the run in progress to finish, then start."}},
+		Doc:  "What a new request does while the agent is already working."},
+	{Key: "preview", Default: true, Restricted: true,
+		Doc: "Show the agent's change for confirmation before it lands in your files (VS Code: the refactor preview). In Restricted Mode (an untrusted folder) the workspace's value is ignored."},
+	{Key: "watch", Default: true,
+		Doc: "Watch the workspace folder and keep the agent's next private copy of it ready, so a run starts at once instead of copying the folder first (costs one extra copy of the folder on disk while the server runs). Off: every run copies the folder when it starts."},
+}

@@ -33,6 +33,7 @@ type editor struct {
 	workDir  string // the server's Options.AgentWorkDir
 	server   protocol.Server
 	conn     jsonrpc2.Conn
+	init     *protocol.InitializeResult
 	done     chan int // Serve's exit code
 
 	mu        sync.Mutex
@@ -128,6 +129,7 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 	if res.ServerInfo.Name != "frognano" {
 		t.Fatalf("server info %+v", res.ServerInfo)
 	}
+	e.init = res
 	if err := server.Initialized(ctx, &protocol.InitializedParams{}); err != nil {
 		t.Fatal(err)
 	}

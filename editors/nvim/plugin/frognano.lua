@@ -1,5 +1,6 @@
 -- frognano: a local coding agent behind LSP code actions. Configure with
--- require('frognano').setup({...}); this file only defines the :FrogNano command.
+-- require('frognano').setup({...}) (or, on Neovim 0.11+, vim.lsp.enable('frognano')); this file
+-- only defines the :FrogNano command.
 if vim.g.loaded_frognano then
   return
 end
@@ -10,8 +11,14 @@ vim.api.nvim_create_user_command('FrogNano', function(opts)
 end, {
   nargs = '*',
   range = true,
-  complete = function()
-    return { 'ask', 'fix', 'explain', 'tests', 'cancel', 'status' }
+  complete = function(arglead, cmdline)
+    -- Only the first argument is a subcommand (ask's are the instruction).
+    if cmdline:match('^%S+%s+%S+%s') then
+      return {}
+    end
+    return vim.tbl_filter(function(sub)
+      return sub:sub(1, #arglead) == arglead
+    end, require('frognano').subcommands)
   end,
-  desc = 'FrogNano: ask | fix | explain | tests | cancel | status',
+  desc = 'FrogNano: ask | fix | implement | tests | explain | cancel | status',
 })

@@ -5,12 +5,12 @@ import * as vscode from 'vscode';
 import { CodeAction, CodeActionParams, CodeActionRequest, Command, ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 
 import { Ctx } from './ctx';
-import { actionData, ActionData, askArguments, Commands, pickAction, Wanted, WireAction } from './logic';
+import { actionData, ActionData, askArguments, Commands, onlyKinds, pickAction, Wanted, WireAction } from './logic';
 
 type Wants = keyof typeof Wanted;
 
-/** The server's code actions at the active editor's selection, straight from the wire (with their data). */
-async function actionsHere(client: LanguageClient, editor: vscode.TextEditor): Promise<WireAction[]> {
+/** The server's code actions of the given kinds at the active editor's selection, straight from the wire (with their data). */
+async function actionsHere(client: LanguageClient, editor: vscode.TextEditor, only: string[]): Promise<WireAction[]> {
   const c2p = client.code2ProtocolConverter;
   const doc = editor.document;
   const sel = editor.selection;
@@ -19,7 +19,7 @@ async function actionsHere(client: LanguageClient, editor: vscode.TextEditor): P
   const params: CodeActionParams = {
     textDocument: c2p.asTextDocumentIdentifier(doc),
     range: c2p.asRange(sel),
-    context: { diagnostics: await c2p.asDiagnostics(diagnostics) },
+    context: { diagnostics: await c2p.asDiagnostics(diagnostics), only },
   };
   const result = await client.sendRequest(CodeActionRequest.type, params);
   return (result ?? []).filter((a): a is CodeAction => !Command.is(a));
@@ -37,7 +37,7 @@ async function find(ctx: Ctx, wants: Wants): Promise<{ client: LanguageClient; d
     void vscode.window.showInformationMessage('FrogNano: open a file first.');
     return undefined;
   }
-  const action = pickAction(await actionsHere(client, editor), Wanted[wants]);
+  const action = pickAction(await actionsHere(client, editor, onlyKinds(Wanted[wants])), Wanted[wants]);
   const data = action && actionData(action);
   if (!data) {
     void vscode.window.showInformationMessage(`FrogNano: nothing to ${wants === 'tests' ? 'write tests for' : wants} here.`);

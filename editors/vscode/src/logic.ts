@@ -1,5 +1,9 @@
 // The extension's pure logic: no `vscode` import, so `npm test` runs it under plain Node.
 // Everything here takes explicit inputs; the editor-facing files pass them in.
+import { ActionId, ActionKinds, serverKeys, ServerSettings } from './server.gen';
+
+export { ActionKinds };
+export type { ActionId, ServerSettings };
 
 /** What the server's code actions carry (lsp/actions.go actionData), and what frognano.run takes. */
 export interface ActionData {
@@ -27,21 +31,30 @@ export interface WireAction {
 /** The server's commands (lsp/lifecycle.go). */
 export const Commands = { run: 'frognano.run', ask: 'frognano.ask', cancel: 'frognano.cancel' } as const;
 
-/** Title prefixes of the actions each editor command runs, in order of preference. */
+/**
+ * The actions each editor command runs, in order of preference, by id. Actions are picked by
+ * their kind (generated from the server's table: server.gen.ts), never by title, which is
+ * for people and may change.
+ */
 export const Wanted = {
-  fix: ['Fix failing test', 'Fix: ', 'Implement '],
-  explain: ['Explain'],
-  tests: ['Write tests for'],
-  ask: ['Ask FrogNano'],
-} as const;
+  fix: ['fixTest', 'fix', 'implement'],
+  explain: ['explain'],
+  tests: ['tests'],
+  ask: ['ask'],
+} as const satisfies Record<string, readonly ActionId[]>;
 
-/** The first action whose title starts with one of prefixes (earlier prefixes win). */
-export function pickAction<A extends WireAction>(actions: readonly A[] | null | undefined, prefixes: readonly string[]): A | undefined {
-  for (const p of prefixes) {
-    const hit = (actions ?? []).find((a) => a.title.startsWith(p));
+/** The first action of one of the wanted ids' kinds (earlier ids win over the menu's order). */
+export function pickAction<A extends WireAction>(actions: readonly A[] | null | undefined, ids: readonly ActionId[]): A | undefined {
+  for (const id of ids) {
+    const hit = (actions ?? []).find((a) => a.kind === ActionKinds[id]);
     if (hit) return hit;
   }
   return undefined;
+}
+
+/** The kinds of the wanted ids: the request's "only", so that the server lists only those. */
+export function onlyKinds(ids: readonly ActionId[]): string[] {
+  return ids.map((id) => ActionKinds[id]);
 }
 
 /** The action's data: its data field, or the argument of its frognano.run command. */
@@ -55,21 +68,6 @@ export function actionData(a: WireAction): ActionData | undefined {
 export function askArguments(data: ActionData, instruction: string): [ActionData] {
   return [{ ...data, instruction: instruction.trim() }];
 }
-
-/** The server's settings (lsp/config.go Settings), the "frognano" configuration section. */
-export interface ServerSettings {
-  ollamaHost?: string;
-  model?: string;
-  numCtx?: number;
-  maxSteps?: number;
-  maxMinutes?: number;
-  actions?: Record<string, boolean>;
-  whenBusy?: 'reject' | 'queue';
-  preview?: boolean;
-  watch?: boolean;
-}
-
-const serverKeys = ['ollamaHost', 'model', 'numCtx', 'maxSteps', 'maxMinutes', 'actions', 'whenBusy', 'preview', 'watch'] as const;
 
 /**
  * The server's settings from the "frognano" section, read through get. Empty strings and

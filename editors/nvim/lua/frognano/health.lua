@@ -40,8 +40,8 @@ function M.check()
     end
   end
   local running = {}
-  for _, c in pairs(vim.lsp.get_active_clients()) do
-    if c.name == 'frognano' and not c.is_stopped() then
+  for _, c in ipairs(require('frognano.compat').clients()) do
+    if not require('frognano.compat').is_stopped(c) then
       table.insert(running, 'client ' .. c.id .. ' for ' .. tostring(c.config.root_dir))
     end
   end

@@ -1,8 +1,12 @@
 ---@mod frognano FrogNano for Neovim
 ---@brief [[
 --- Starts `frognano lsp` for your buffers and adds :FrogNano commands on top of its code
---- actions. Works on Neovim 0.7 (vim.lsp.start_client) and newer (vim.lsp.start).
+--- actions. Works on Neovim 0.7 (vim.lsp.start_client) and newer (vim.lsp.start); on 0.11+
+--- `vim.lsp.enable('frognano')` works too, with the configuration in lsp/frognano.lua.
 ---@brief ]]
+local compat = require('frognano.compat')
+local server = require('frognano.server') -- generated from the server's Go declarations
+
 local M = {}
 
 ---@class FrogNanoOptions
@@ -77,19 +81,27 @@ local function on_progress(err, result, ctx, config)
   end
 end
 
+--- The client configuration: for vim.lsp.start (root_dir), vim.lsp.config (root_markers,
+--- filetypes; see lsp/frognano.lua), and vim.lsp.start_client on 0.7.
+function M.lsp_config()
+  return {
+    name = 'frognano',
+    cmd = M.options.cmd,
+    filetypes = M.options.filetypes,
+    root_markers = M.options.root_markers,
+    init_options = { frognano = M.options.settings },
+    settings = { frognano = M.options.settings },
+    handlers = { ['$/progress'] = on_progress, ['workspace/applyEdit'] = require('frognano.preview').handler },
+  }
+end
+
 --- Starts (or reuses) the server for a buffer and attaches it.
 ---@param bufnr integer
 ---@return integer|nil client id
 function M.attach(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  local config = {
-    name = 'frognano',
-    cmd = M.options.cmd,
-    root_dir = root_dir(bufnr),
-    init_options = { frognano = M.options.settings },
-    settings = { frognano = M.options.settings },
-    handlers = { ['$/progress'] = on_progress, ['workspace/applyEdit'] = require('frognano.preview').handler },
-  }
+  local config = M.lsp_config()
+  config.root_dir = root_dir(bufnr)
   if vim.lsp.start then
     return vim.lsp.start(config, { bufnr = bufnr })
   end
@@ -108,15 +120,72 @@ end
 
 --- The frognano client attached to a buffer, if any.
 function M.client(bufnr)
-  for _, c in pairs(vim.lsp.buf_get_clients(bufnr or 0)) do
-    if c.name == 'frognano' then
-      return c
+  return compat.clients(bufnr or vim.api.nvim_get_current_buf())[1]
+end
+
+local function list_of(kind)
+  return function(v)
+    if type(v) ~= 'table' then
+      return false
+    end
+    for _, x in ipairs(v) do
+      if type(x) ~= kind then
+        return false
+      end
+    end
+    return true
+  end
+end
+
+-- validate checks setup()'s options, and the server settings in them against the server's
+-- own declarations, so that a typo is an error at once rather than a setting silently
+-- ignored.
+local function validate(opts)
+  compat.validate('opts', opts, 'table', true)
+  if opts == nil then
+    return
+  end
+  for k in pairs(opts) do
+    if M.defaults[k] == nil then
+      local known = vim.tbl_keys(M.defaults)
+      table.sort(known)
+      error('unknown option ' .. tostring(k) .. ' (options: ' .. table.concat(known, ', ') .. ')', 0)
+    end
+  end
+  compat.validate('cmd', opts.cmd, function(v)
+    return list_of('string')(v) and #v > 0
+  end, true, 'a list of strings, the command that starts `frognano lsp`')
+  compat.validate('filetypes', opts.filetypes, list_of('string'), true, 'a list of filetypes')
+  compat.validate('root_markers', opts.root_markers, list_of('string'), true, 'a list of file names')
+  compat.validate('settings', opts.settings, 'table', true)
+  compat.validate('progress', opts.progress, 'boolean', true)
+  compat.validate('preview', opts.preview, 'boolean', true)
+  for k, v in pairs(opts.settings or {}) do
+    local decl = server.settings[k]
+    if not decl then
+      local known = vim.tbl_keys(server.settings)
+      table.sort(known)
+      error('unknown server setting ' .. tostring(k) .. ' (settings: ' .. table.concat(known, ', ') .. ')', 0)
+    end
+    compat.validate('settings.' .. k, v, decl.type)
+    if decl.enum and not vim.tbl_contains(decl.enum, v) then
+      error('settings.' .. k .. ' is ' .. vim.inspect(v) .. '; expected one of ' .. table.concat(decl.enum, ', '), 0)
+    end
+  end
+  for id in pairs((opts.settings or {}).actions or {}) do
+    if not M.kinds[id] then
+      error('unknown action ' .. tostring(id) .. ' in settings.actions (actions: ' .. table.concat(M.action_ids, ', ') .. ')', 0)
     end
   end
 end
 
 ---@param opts FrogNanoOptions|nil
 function M.setup(opts)
+  local ok, err = pcall(validate, opts)
+  if not ok then
+    -- One message that names the option, not the plugin's file and line.
+    error('frognano.setup: ' .. tostring(err):gsub('^.-:%d+: ', ''):gsub('^frognano%.setup: ', ''), 2)
+  end
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   local group = vim.api.nvim_create_augroup('frognano', { clear = true })
   vim.api.nvim_create_autocmd('FileType', {
@@ -128,27 +197,45 @@ function M.setup(opts)
   })
 end
 
--- Code action requests at the cursor (or the visual selection), synchronously: listing
--- never calls the model, so this is instant.
-local function actions_here(bufnr, range)
-  local params
-  if range then
-    params = vim.lsp.util.make_given_range_params(range[1], range[2])
-  else
-    params = vim.lsp.util.make_range_params()
-  end
-  params.context = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(bufnr) }
-  local out = {}
-  local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/codeAction', params, 2000) or {}
-  for id, resp in pairs(responses) do
-    local c = vim.lsp.get_client_by_id(id)
-    if c and c.name == 'frognano' then
-      for _, a in ipairs(resp.result or {}) do
-        table.insert(out, a)
+--- The kind of each action, by id, and the ids in the server's menu order.
+M.kinds, M.action_ids = {}, {}
+for _, a in ipairs(server.actions) do
+  M.kinds[a.id] = a.kind
+  table.insert(M.action_ids, a.id)
+end
+
+--- The actions each subcommand runs, in order of preference, by id: picked by kind, never
+--- by title (titles are for people and may change).
+M.wanted = {
+  fix = { 'fixTest', 'fix' },
+  implement = { 'implement' },
+  tests = { 'tests' },
+  explain = { 'explain' },
+  ask = { 'ask' },
+}
+
+--- The first action of one of ids' kinds (earlier ids win over the menu's order).
+function M.pick(actions, ids)
+  for _, id in ipairs(ids) do
+    for _, a in ipairs(actions or {}) do
+      if a.kind == M.kinds[id] then
+        return a
       end
     end
   end
-  return out
+end
+
+-- The server's actions of the ids' kinds at the cursor (or the visual selection),
+-- synchronously: listing never calls the model, so this is instant.
+local function actions_here(client, bufnr, range, ids)
+  local params = compat.range_params(client, bufnr, range)
+  local only = {}
+  for _, id in ipairs(ids) do
+    table.insert(only, M.kinds[id])
+  end
+  params.context = { diagnostics = compat.line_diagnostics(bufnr), only = only }
+  local resp = compat.request_sync(client, 'textDocument/codeAction', params, 2000, bufnr)
+  return resp and resp.result or {}
 end
 
 --- Runs an action through the server's frognano.run (or another frognano command): the
@@ -165,28 +252,24 @@ local function run(client, action, bufnr, command, fields)
     return
   end
   data = vim.tbl_extend('force', vim.deepcopy(data), fields or {})
-  client.request('workspace/executeCommand', { command = command or 'frognano.run', arguments = { data } }, function(err)
+  compat.request(client, 'workspace/executeCommand', { command = command or 'frognano.run', arguments = { data } }, function(err)
     if err and err.code ~= -32800 then
       vim.notify('FrogNano: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     end
   end, bufnr)
 end
 
-local function pick(bufnr, range, prefix)
+local function find(bufnr, range, ids)
   local client = M.client(bufnr)
   if not client then
     vim.notify('FrogNano: the server is not attached to this buffer (see :checkhealth frognano)', vim.log.levels.WARN)
     return
   end
-  for _, a in ipairs(actions_here(bufnr, range)) do
-    for _, p in ipairs(type(prefix) == 'table' and prefix or { prefix }) do
-      if a.title:sub(1, #p) == p then
-        return client, a
-      end
-    end
-  end
-  return client, nil
+  return client, M.pick(actions_here(client, bufnr, range, ids), ids)
 end
+
+--- The subcommands of :FrogNano, for its completion.
+M.subcommands = { 'ask', 'fix', 'implement', 'tests', 'explain', 'cancel', 'status' }
 
 --- :FrogNano SUBCOMMAND
 function M.command(fargs)
@@ -197,21 +280,15 @@ function M.command(fargs)
   if mode == 'v' or mode == 'V' then
     range = { vim.api.nvim_buf_get_mark(bufnr, '<'), vim.api.nvim_buf_get_mark(bufnr, '>') }
   end
-  local wanted = {
-    fix = { 'Fix failing test', 'Fix: ' },
-    explain = { 'Explain' },
-    tests = { 'Write tests for' },
-    implement = { 'Implement' },
-  }
-  if wanted[sub] then
-    local client, action = pick(bufnr, range, wanted[sub])
+  if sub ~= 'ask' and M.wanted[sub] then
+    local client, action = find(bufnr, range, M.wanted[sub])
     if client and not action then
       vim.notify('FrogNano: nothing to ' .. sub .. ' here', vim.log.levels.INFO)
     elseif action then
       run(client, action, bufnr)
     end
   elseif sub == 'ask' then
-    local client, action = pick(bufnr, range, 'Ask FrogNano')
+    local client, action = find(bufnr, range, M.wanted.ask)
     if not action then
       return
     end
@@ -229,14 +306,14 @@ function M.command(fargs)
   elseif sub == 'cancel' then
     local client = M.client(bufnr)
     if client then
-      client.request('workspace/executeCommand', { command = 'frognano.cancel' }, function() end, bufnr)
+      compat.request(client, 'workspace/executeCommand', { command = 'frognano.cancel' }, function() end, bufnr)
     end
   elseif sub == 'status' then
     local client = M.client(bufnr)
     local lines = { client and ('attached (client ' .. client.id .. ', root ' .. (client.config.root_dir or '?') .. ')') or 'not attached' }
     if client then
       -- frognano/status: the model, and whether Ollama answers and has it.
-      local resp = client.request_sync('frognano/status', vim.empty_dict(), 4000, bufnr)
+      local resp = compat.request_sync(client, 'frognano/status', vim.empty_dict(), 4000, bufnr)
       local st = resp and resp.result
       if st then
         table.insert(lines, 'model ' .. st.model .. (st.modelPresent and '' or ' (not installed)'))
@@ -261,7 +338,7 @@ function M.command(fargs)
     end
     vim.notify('FrogNano: ' .. table.concat(lines, '; '), vim.log.levels.INFO)
   else
-    vim.notify('FrogNano: unknown subcommand ' .. sub .. ' (ask, fix, explain, tests, implement, cancel, status)', vim.log.levels.ERROR)
+    vim.notify('FrogNano: unknown subcommand ' .. sub .. ' (' .. table.concat(M.subcommands, ', ') .. ')', vim.log.levels.ERROR)
   end
 end
 

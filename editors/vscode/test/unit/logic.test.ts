@@ -10,6 +10,7 @@ import {
   CrashCounter,
   effectiveModel,
   initializationOptions,
+  onlyKinds,
   pickAction,
   serverCommand,
   serverSettings,
@@ -30,18 +31,32 @@ const data = (action: string, title: string, extra: Partial<ActionData> = {}): A
 });
 // What the server lists on a failing test, in its table's order (lsp/actions.go).
 const menu: WireAction[] = [
-  { title: 'Fix: calc_test.go:8: Add(2, 3) = -1, want 5', kind: 'quickfix', data: data('fix', 'Fix: calc_test.go:8: …') },
-  { title: 'Fix failing test TestAdd', kind: 'quickfix', data: data('fixTest', 'Fix failing test TestAdd', { test: 'TestAdd', func: 'TestAdd' }) },
-  { title: 'Explain TestAdd', kind: 'refactor', data: data('explain', 'Explain TestAdd', { func: 'TestAdd' }) },
-  { title: 'Ask FrogNano…', kind: 'refactor', data: data('ask', 'Ask FrogNano…', { func: 'TestAdd' }) },
+  { title: 'Fix: calc_test.go:8: Add(2, 3) = -1, want 5', kind: 'quickfix.frognano.fixDiagnostic', data: data('fix', 'Fix: calc_test.go:8: …') },
+  { title: 'Fix failing test TestAdd', kind: 'quickfix.frognano.fixTest', data: data('fixTest', 'Fix failing test TestAdd', { test: 'TestAdd', func: 'TestAdd' }) },
+  { title: 'Explain TestAdd', kind: 'source.frognano.explain', data: data('explain', 'Explain TestAdd', { func: 'TestAdd' }) },
+  { title: 'Ask FrogNano…', kind: 'refactor.rewrite.frognano.ask', data: data('ask', 'Ask FrogNano…', { func: 'TestAdd' }) },
 ];
 
 describe('pickAction', () => {
-  test('earlier prefixes win over menu order', () => {
+  test('earlier ids win over menu order', () => {
     assert.equal(pickAction(menu, Wanted.fix)?.title, 'Fix failing test TestAdd');
   });
-  test('falls back to later prefixes', () => {
-    assert.equal(pickAction(menu.filter((a) => !a.title.startsWith('Fix failing')), Wanted.fix)?.title, menu[0].title);
+  test('falls back to later ids', () => {
+    assert.equal(pickAction(menu.filter((a) => a.kind !== 'quickfix.frognano.fixTest'), Wanted.fix)?.title, menu[0].title);
+  });
+  test('by kind, not by title', () => {
+    // Titles are for people (translated, reworded); another server's action may share one.
+    const retitled: WireAction[] = [
+      { title: 'Fix failing test TestAdd', kind: 'quickfix', data: data('other', 'x') },
+      { title: 'Repair TestAdd', kind: 'quickfix.frognano.fixTest', data: data('fixTest', 'Repair TestAdd') },
+      { title: 'Explain TestAdd', kind: 'refactor', data: data('other', 'y') },
+    ];
+    assert.equal(pickAction(retitled, Wanted.fix)?.title, 'Repair TestAdd');
+    assert.equal(pickAction(retitled, Wanted.explain), undefined);
+  });
+  test('the request asks the server for the wanted kinds only', () => {
+    assert.deepEqual(onlyKinds(Wanted.fix), ['quickfix.frognano.fixTest', 'quickfix.frognano.fixDiagnostic', 'refactor.rewrite.frognano.implement']);
+    assert.deepEqual(onlyKinds(Wanted.explain), ['source.frognano.explain']);
   });
   test('explain, ask, and nothing', () => {
     assert.equal(pickAction(menu, Wanted.explain)?.title, 'Explain TestAdd');
