@@ -39,20 +39,27 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 			todo = append(todo, t)
 		}
 	}
-	var times []float64
+	// All are confirmed first (on one copy, proven clean at the end), then written.
+	pc := &plainCopy{r: r}
+	verdicts := make([]*verdict, len(todo))
 	for i, t := range todo {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		opts.Progress(Progress{Phase: "confirming", Done: i, Total: len(todo), Valid: sum.Valid, Text: t.Origin.File + ": " + t.Origin.Description})
 		v := &verdict{}
-		m, ok := r.mutantOf(ctx, t)
-		if ok {
+		if m, ok := r.mutantOf(ctx, t); ok {
 			v.m = m
-			r.confirm(ctx, v)
+			pc.confirm(ctx, v)
 		} else {
 			v.reason = RejectPatch // the candidate is not one this commit's operators make
 		}
+		verdicts[i] = v
+	}
+	pc.Close(ctx)
+	var times []float64
+	for i, t := range todo {
+		v := verdicts[i]
 		times = append(times, v.seconds)
 		sum.ValidatedBy[t.Origin.Synthesizer]++
 		if v.reason == "" && task.MakeID(s.Checkout.Commit, v.patch) == t.ID {

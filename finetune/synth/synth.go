@@ -106,6 +106,7 @@ type runner struct {
 	passing  []string
 	excluded []string // names of tests not to run: flaky, failing, hung
 	round    int
+	redone   int // plain confirmations made again on fresh copies (plain.go)
 }
 
 func newRunner(s *env.Session, opts Options) *runner {
@@ -226,7 +227,8 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// candidates are every mutant of the packages whose own tests pass, in the seed's order.
+// candidates are every mutant of the packages that passing tests build (their own, or those
+// of packages that import them), in the seed's order.
 // A mutant that cannot compile on its own (an import left unused) is counted and dropped.
 func (r *runner) candidates(sum *Summary) []Mutant {
 	want := map[string]bool{}
@@ -238,7 +240,7 @@ func (r *runner) candidates(sum *Summary) []Mutant {
 	}
 	var pkgs []string
 	for pkg := range r.s.Env.Packages {
-		if len(r.selected(pkg)) > 0 {
+		if r.tested(pkg) {
 			pkgs = append(pkgs, pkg)
 		}
 	}
@@ -281,6 +283,16 @@ func (r *runner) candidates(sum *Summary) []Mutant {
 	return out
 }
 
+// tested is whether some passing test's binary is built from pkg.
+func (r *runner) tested(pkg string) bool {
+	for _, p := range r.s.Env.Affected(pkg) {
+		if len(r.selected(p)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // readSource reads a file of the checkout (frognano's own export), refusing links.
 func readSource(p string) ([]byte, error) {
 	st, err := os.Lstat(p)
@@ -293,29 +305,17 @@ func readSource(p string) ([]byte, error) {
 	return os.ReadFile(p)
 }
 
-// validate screens a batch package by package on one copy, then confirms the survivors.
+// validate screens a batch on one copy (one switched build for all its packages), then
+// confirms the survivors.
 func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, valid int) []*verdict {
-	byPkg := map[string][]Mutant{}
-	var pkgs []string
-	for _, m := range batch {
-		if byPkg[m.Package] == nil {
-			pkgs = append(pkgs, m.Package)
-		}
-		byPkg[m.Package] = append(byPkg[m.Package], m)
-	}
-	sort.Strings(pkgs)
 	var out []*verdict
-	c, err := r.s.Copy(ctx, nil)
 	screened := map[int]*verdict{}
-	if err == nil {
-		for _, pkg := range pkgs {
-			r.opts.Progress(Progress{Phase: "screening", Done: done - len(batch), Total: total, Valid: valid, Text: pkg})
-			for id, v := range r.screen(ctx, c, pkg, byPkg[pkg]) {
-				screened[id] = v
-			}
-		}
+	r.opts.Progress(Progress{Phase: "screening", Done: done - len(batch), Total: total, Valid: valid, Text: fmt.Sprintf("%d candidates", len(batch))})
+	if c, err := r.s.Copy(ctx, nil); err == nil {
+		screened = r.screen(ctx, c, batch)
 		c.Close()
 	}
+	pc := &plainCopy{r: r}
 	for i, m := range batch {
 		v := screened[m.ID]
 		unscreened := v == nil
@@ -337,7 +337,7 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 		if v.reason == "" {
 			r.opts.Progress(Progress{Phase: "confirming", Done: done - len(batch) + i, Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
 			before := v.seconds
-			r.confirm(ctx, v)
+			pc.confirm(ctx, v)
 			if !unscreened {
 				v.confirmSeconds = v.seconds - before
 			}
@@ -347,6 +347,7 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 		}
 		out = append(out, v)
 	}
+	pc.Close(ctx)
 	return out
 }
 

@@ -309,14 +309,16 @@ func sumRejected(s *Summary) int {
 }
 
 // TestScreenDependents: a mutant that a's own tests miss but b's (b imports a) catch is
-// found by the switch, built into b's test binary too, not rejected as a survivor.
+// found by the switch, built into b's test binary too, not rejected as a survivor; and the
+// package c, which has no tests of its own, is mutated and screened through b's tests.
 func TestScreenDependents(t *testing.T) {
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":      fixture.GoMod("example.com/deps"),
 		"a/a.go":      "package a\n\n// Max is the larger of x and y.\nfunc Max(x, y int) int {\n\tif x > y {\n\t\treturn x\n\t}\n\treturn y\n}\n",
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestMax(t *testing.T) {\n\tif Max(2, 2) != 2 {\n\t\tt.Fatal(Max(2, 2))\n\t}\n}\n",
-		"b/b.go":      "package b\n\nimport \"example.com/deps/a\"\n\n// Top is the larger of x and y.\nfunc Top(x, y int) int { return a.Max(x, y) }\n",
-		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestTop(t *testing.T) {\n\tif Top(1, 2) != 2 {\n\t\tt.Fatal(Top(1, 2))\n\t}\n}\n",
+		"b/b.go":      "package b\n\nimport (\n\t\"example.com/deps/a\"\n\t\"example.com/deps/c\"\n)\n\n// Top is the larger of x and y.\nfunc Top(x, y int) int { return a.Max(x, y) }\n\n// Neg is -x.\nfunc Neg(x int) int { return c.Neg(x) }\n",
+		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestTop(t *testing.T) {\n\tif Top(1, 2) != 2 {\n\t\tt.Fatal(Top(1, 2))\n\t}\n}\n\nfunc TestNeg(t *testing.T) {\n\tif Neg(3) != -3 {\n\t\tt.Fatal(Neg(3))\n\t}\n}\n",
+		"c/c.go":      "package c\n\n// Neg is -x.\nfunc Neg(x int) int { return 0 - x }\n",
 	})
 	opts := testOptions(t)
 	opts.LazyConfirm = true
@@ -327,11 +329,17 @@ func TestScreenDependents(t *testing.T) {
 	store, _ := task.Open(opts.StoreDir)
 	screened, _ := store.ListScreened()
 	t.Logf("valid %d, screened %d, rejected %v", sum.Valid, sum.Screened, sum.Rejected)
-	found := false
+	found, untested := false, false
 	for _, sc := range screened {
 		if strings.Join(sc.FailToPass, ",") == "example.com/deps/b TestTop" {
 			found = true
 		}
+		if sc.Origin.File == "c/c.go" && strings.Join(sc.FailToPass, ",") == "example.com/deps/b TestNeg" {
+			untested = true
+		}
+	}
+	if !untested {
+		t.Error("no screened candidate of c, which has no tests, fails b's TestNeg")
 	}
 	if !found {
 		for _, sc := range screened {

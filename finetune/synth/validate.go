@@ -45,36 +45,48 @@ type verdict struct {
 	confirmSeconds float64
 }
 
-// screen runs every mutant of one package through one switched test binary on c. What it
-// returns for a mutant is a filter only: survivors are confirmed as plain patches. A
-// mutant missing from the result could not be screened (the switch build failed in a way
-// no mutant explains) and must be checked as a plain patch.
-func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutant) map[int]*verdict {
+// screen runs every mutant of a batch through switched test binaries on c. One overlay
+// holds them all (each mutated file once, with every mutant of it behind the switch, and a
+// switch variable per package); one sandbox command builds the test binaries of every
+// package concerned, in as few go invocations as the binaries' names allow, so a package
+// is compiled once for the whole batch whichever test binaries it goes into. Then two
+// sandbox commands run them: every mutant against its own package's tests, then the
+// mutants those missed, and those of packages without tests of their own, against the
+// tests of the packages that import them. What screen returns for a mutant is a filter
+// only: survivors are confirmed as plain patches. A mutant missing from the result could
+// not be screened (a build failure no mutant explains, a clean run that failed) and must
+// be checked as a plain patch.
+func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*verdict {
 	start := time.Now()
 	out := map[int]*verdict{}
-	info := r.s.Env.Packages[pkg]
+	defer func() {
+		// The batch shares the builds: each candidate is charged an equal part.
+		share := time.Since(start).Seconds() / float64(len(ms))
+		for _, v := range out {
+			v.seconds += share
+		}
+	}()
 	live := append([]Mutant(nil), ms...)
 	r.round++
 	dir := fmt.Sprintf(".frognano-switch/%d", r.round)
 	// Written by the sandbox's user, who cannot write where frognano laid the overlay.
-	bin := fmt.Sprintf(".frognano-bin/%d.test", r.round)
-	var built bool
-	var overlay string
+	binDir := fmt.Sprintf(".frognano-bin/%d", r.round)
+	var bins map[string]string
 	for attempt := 0; attempt < 4 && len(live) > 0; attempt++ {
-		ov, lines, err := r.writeOverlay(c, dir, info, live)
-		overlay = ov
+		overlay, lines, err := r.writeOverlay(c, dir, live)
 		if err != nil {
 			return out
 		}
-		res, err := c.Run(ctx, fmt.Sprintf("mkdir -p .frognano-bin && go test -c -vet=off -gcflags=-e -o %s -overlay %s %s",
-			bin, env.ShellQuote(overlay), env.ShellQuote(pkg)), 10*time.Minute)
+		var script string
+		script, bins = r.buildScript(binDir, overlay, r.binaryPackages(live))
+		res, err := c.Run(ctx, script, 10*time.Minute)
 		if err != nil {
 			return out
 		}
 		if res.ExitCode == 0 {
-			built = true
 			break
 		}
+		bins = nil
 		bad := blame(res.Stdout+res.Stderr, lines)
 		if len(bad) == 0 {
 			return out // not the mutants' fault: leave them to the plain check
@@ -89,74 +101,67 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 		}
 		live = keep
 	}
-	if !built {
+	if bins == nil {
 		return out
 	}
-	selected := r.selected(pkg)
-	ids := []int{0}
+	// First each mutant against its own package's tests.
+	var own []runJob
+	byPkg := map[string][]int{}
 	for _, m := range live {
-		ids = append(ids, m.ID)
+		byPkg[m.Package] = append(byPkg[m.Package], m.ID)
 	}
-	t0 := time.Now()
-	results, ok := r.runMutants(ctx, c, fmt.Sprintf("%d", r.round), pkg, c.Path(bin), ids)
-	if !ok {
-		return out
-	}
-	runShare := time.Since(t0).Seconds() / float64(len(ids))
-	share := (time.Since(start).Seconds() - runShare*float64(len(ids)-1)) / float64(len(ms))
-	var survivors []int
-	for _, m := range live {
-		res, ran := results[m.ID]
-		if !ran {
-			continue // not run: the plain check decides
+	for _, pkg := range sortedKeys(byPkg) {
+		if bin, ok := bins[pkg]; ok {
+			own = append(own, runJob{pkg: pkg, bin: bin, ids: byPkg[pkg]})
 		}
-		v := &verdict{m: m, seconds: share + runShare}
-		switch f := failing(res.Results, selected); {
-		case res.timedOut || hung(res.Results):
-			v.reason = RejectTimeout
-		case len(f) == 0:
-			v.reason = RejectSurvived
-			survivors = append(survivors, m.ID)
-		default:
-			v.failToPass = f
+	}
+	results := r.runJobs(ctx, c, binDir+"/own", own)
+	var wider []Mutant // still to run against the importers' tests
+	for _, m := range live {
+		v := &verdict{m: m, reason: RejectSurvived}
+		if _, ok := bins[m.Package]; ok {
+			res, ran := results[m.Package][m.ID]
+			if !ran {
+				continue // not run: the plain check decides
+			}
+			switch f := failing(res.Results, r.selected(m.Package)); {
+			case res.timedOut || hung(res.Results):
+				v.reason = RejectTimeout
+			case len(f) > 0:
+				v.reason, v.failToPass = "", f
+			}
 		}
 		out[m.ID] = v
-	}
-	// The switch ran this package's tests only: a survivor may still break a package whose
-	// tests build it. Those packages' test binaries are built once with the same overlay and
-	// run with each survivor; where that cannot be done, the plain check decides.
-	var deps []string
-	for _, p := range r.s.Env.Affected(pkg)[1:] {
-		if len(r.selected(p)) > 0 {
-			deps = append(deps, p)
+		if v.reason == RejectSurvived {
+			wider = append(wider, m)
 		}
 	}
-	if len(deps) == 0 || len(survivors) == 0 {
-		return out
-	}
-	t1 := time.Now()
-	unscreen := func() map[int]*verdict {
-		for _, id := range survivors {
-			delete(out, id)
-		}
-		return out
-	}
-	for i, dep := range deps {
-		dbin := fmt.Sprintf(".frognano-bin/%d.dep%d.test", r.round, i)
-		res, err := c.Run(ctx, fmt.Sprintf("go test -c -vet=off -o %s -overlay %s %s", dbin, env.ShellQuote(overlay), env.ShellQuote(dep)), 10*time.Minute)
-		if err != nil || res.ExitCode != 0 {
-			return unscreen()
-		}
-		dres, ok := r.runMutants(ctx, c, fmt.Sprintf("%d.dep%d", r.round, i), dep, c.Path(dbin), append([]int{0}, survivors...))
-		if !ok {
-			return unscreen()
-		}
-		for _, id := range survivors {
-			res, ran := dres[id]
-			if !ran {
-				return unscreen()
+	// The packages whose tests build a survivor's package may still notice it: their test
+	// binaries hold the same switched packages.
+	byDep := map[string][]int{}
+	for _, m := range wider {
+		for _, dep := range r.s.Env.Affected(m.Package)[1:] {
+			if _, ok := bins[dep]; ok {
+				byDep[dep] = append(byDep[dep], m.ID)
 			}
-			v := out[id]
+		}
+	}
+	var deps []runJob
+	for _, dep := range sortedKeys(byDep) {
+		deps = append(deps, runJob{pkg: dep, bin: bins[dep], ids: byDep[dep]})
+	}
+	dres := r.runJobs(ctx, c, binDir+"/deps", deps)
+	for _, m := range wider {
+		v := out[m.ID]
+		for _, dep := range r.s.Env.Affected(m.Package)[1:] {
+			if _, ok := bins[dep]; !ok {
+				continue
+			}
+			res, ran := dres[dep][m.ID]
+			if !ran {
+				delete(out, m.ID) // not screened: the plain check decides
+				break
+			}
 			switch f := failing(res.Results, r.selected(dep)); {
 			case res.timedOut || hung(res.Results):
 				v.reason = RejectTimeout
@@ -167,17 +172,63 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, pkg string, ms []Mutan
 			}
 		}
 	}
-	extra := time.Since(t1).Seconds() / float64(len(survivors))
-	for _, id := range survivors {
-		out[id].seconds += extra
-	}
-	for id, v := range out {
-		if v.seconds == 0 {
-			out[id].seconds = share
-		}
-	}
 	return out
 }
+
+// binaryPackages are the packages whose test binaries screen ms: the mutated packages and
+// those whose tests build them, each only if it has tests to run.
+func (r *runner) binaryPackages(ms []Mutant) []string {
+	set := map[string]bool{}
+	for _, m := range ms {
+		for _, p := range r.s.Env.Affected(m.Package) {
+			if len(r.selected(p)) > 0 {
+				set[p] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+// buildScript is the sandbox command that builds the switched test binaries of pkgs under
+// binDir, and where each lands. `go test -c -o dir/` names a binary after the last element
+// of its import path: the packages whose names are unique (and not a major-version suffix,
+// which go drops) share one go invocation, the others get one each.
+func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map[string]string) {
+	count := map[string]int{}
+	for _, p := range pkgs {
+		count[path.Base(p)]++
+	}
+	gc := ""
+	if r.s.Env.Module != "" {
+		// Every compiler error of the module's packages, not the first ten: blame needs them.
+		gc = " -gcflags=" + env.ShellQuote(r.s.Env.Module+"/...=-e")
+	}
+	build := fmt.Sprintf("go test -c -vet=off%s -overlay %s", gc, env.ShellQuote(overlay))
+	bins := map[string]string{}
+	var shared, single []string
+	for _, p := range pkgs {
+		base := path.Base(p)
+		if count[base] == 1 && !majorVersion.MatchString(base) && base != "." {
+			shared = append(shared, env.ShellQuote(p))
+			bins[p] = binDir + "/" + base + ".test"
+		} else {
+			bins[p] = fmt.Sprintf("%s/single/%d.test", binDir, len(single))
+			single = append(single, p)
+		}
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "mkdir -p %s/single || exit 1\nrc=0\n", env.ShellQuote(binDir))
+	if len(shared) > 0 {
+		fmt.Fprintf(&s, "%s -o %s/ %s || rc=1\n", build, env.ShellQuote(binDir), strings.Join(shared, " "))
+	}
+	for _, p := range single {
+		fmt.Fprintf(&s, "%s -o %s %s || rc=1\n", build, env.ShellQuote(bins[p]), env.ShellQuote(p))
+	}
+	s.WriteString("exit $rc\n")
+	return s.String(), bins
+}
+
+var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
 
 // mutantRun is one run of a switched test binary.
 type mutantRun struct {
@@ -185,64 +236,84 @@ type mutantRun struct {
 	timedOut bool
 }
 
-// runMutants runs the switched test binary bin of pkg (its selected tests) once per id, all
-// in one sandbox command: a sandbox start, a login shell and the go command's own start per
-// mutant would cost more than most runs. Each run has its own time limit and a cap on the
-// output it may write. It is false when the clean switch (id 0, which must come first)
-// does not pass every selected test: then the switch proves nothing.
-func (r *runner) runMutants(ctx context.Context, c *env.Copy, name, pkg, bin string, ids []int) (map[int]mutantRun, bool) {
-	selected := r.selected(pkg)
-	timeout := r.testTimeout(pkg)
-	outDir := ".frognano-bin/" + name + ".out"
-	var script strings.Builder
-	// The go command's cached test2json, run without the go command's start each time.
-	fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\nT2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n",
-		env.ShellQuote(outDir), env.ShellQuote(r.s.Env.Packages[pkg].Dir))
-	for _, id := range ids {
-		o := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", outDir, id)))
-		fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
-			EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(pkg), env.ShellQuote(bin), timeout,
-			env.ShellQuote(env.RunRegexp(names(selected))), o, o)
-	}
-	if _, err := c.Run(ctx, script.String(), time.Duration(len(ids))*(timeout+15*time.Second)+time.Minute); err != nil {
-		return nil, false
-	}
-	out := map[int]mutantRun{}
-	for _, id := range ids {
-		rc, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.rc", outDir, id)))
-		if err != nil {
-			continue
-		}
-		js, _ := os.ReadFile(c.Path(fmt.Sprintf("%s/%d.json", outDir, id)))
-		code := strings.TrimSpace(string(rc))
-		out[id] = mutantRun{env.ParseGoTestJSON(js), code == "124" || code == "137"}
-	}
-	clean, ok := out[0]
-	if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
-		return nil, false
-	}
-	return out, true
+// runJob is one switched test binary (of pkg, at bin in the copy) to run once per id.
+type runJob struct {
+	pkg, bin string
+	ids      []int
 }
 
-// writeOverlay lays the switched files of ms and the switch variable into the copy (out of
-// the package's folder, so go never reads them as sources) and returns the overlay file
-// and where each mutant's copy lies, by file.
-func (r *runner) writeOverlay(c *env.Copy, dir string, info env.Package, ms []Mutant) (string, map[string]map[int]lineRange, error) {
+// runJobs runs each job's binary (its package's selected tests) once clean and once per
+// id, all in one sandbox command: a sandbox start, a login shell and the go command's own
+// start per mutant would cost more than most runs. Each run has its own time limit and a
+// cap on the output it may write. A job whose clean run does not pass every selected test
+// is left out of the result (by package, then id): there the switch proves nothing.
+func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob) map[string]map[int]mutantRun {
+	out := map[string]map[int]mutantRun{}
+	if len(jobs) == 0 {
+		return out
+	}
+	var script strings.Builder
+	// The go command's cached test2json, run without the go command's start each time.
+	fmt.Fprintf(&script, "T2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n")
+	var limit time.Duration
+	for j, job := range jobs {
+		timeout := r.testTimeout(job.pkg)
+		o := fmt.Sprintf("%s/%d", outDir, j)
+		fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\n", env.ShellQuote(c.Path(o)), env.ShellQuote(c.Path(r.s.Env.Packages[job.pkg].Dir)))
+		for _, id := range append([]int{0}, job.ids...) {
+			f := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", o, id)))
+			fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
+				EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout,
+				env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg)))), f, f)
+			limit += timeout + 15*time.Second
+		}
+	}
+	if _, err := c.Run(ctx, script.String(), limit+time.Minute); err != nil {
+		return out
+	}
+	for j, job := range jobs {
+		runs := map[int]mutantRun{}
+		for _, id := range append([]int{0}, job.ids...) {
+			f := fmt.Sprintf("%s/%d/%d", outDir, j, id)
+			rc, err := os.ReadFile(c.Path(f + ".rc"))
+			if err != nil {
+				continue
+			}
+			js, _ := os.ReadFile(c.Path(f + ".json"))
+			code := strings.TrimSpace(string(rc))
+			runs[id] = mutantRun{env.ParseGoTestJSON(js), code == "124" || code == "137"}
+		}
+		selected := r.selected(job.pkg)
+		clean, ok := runs[0]
+		if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
+			continue
+		}
+		out[job.pkg] = runs
+	}
+	return out
+}
+
+// writeOverlay lays the switched files of ms and each package's switch variable into the
+// copy (out of the packages' folders, so go never reads them as sources) and returns the
+// overlay file and where each mutant's copy lies, by the overlay file's name.
+func (r *runner) writeOverlay(c *env.Copy, dir string, ms []Mutant) (string, map[string]map[int]lineRange, error) {
 	byFile := map[string][]Mutant{}
+	pkgOf := map[string]string{}
 	for _, m := range ms {
 		byFile[m.File] = append(byFile[m.File], m)
+		pkgOf[m.File] = m.Package
 	}
 	replace := map[string]string{}
 	lines := map[string]map[int]lineRange{}
-	pkgName := ""
-	for file, fms := range byFile {
+	pkgName := map[string]string{} // import path → package name
+	for _, file := range sortedKeys(byFile) {
 		src := r.sources[file]
-		out, where, err := switchFile(file, src, fms)
+		out, where, err := switchFile(file, src, byFile[file])
 		if err != nil {
 			return "", nil, err
 		}
-		if pkgName == "" {
-			pkgName = packageName(src)
+		if _, ok := pkgName[pkgOf[file]]; !ok {
+			pkgName[pkgOf[file]] = packageName(src)
 		}
 		name := strings.ReplaceAll(file, "/", "__")
 		dst := c.Path(dir + "/" + name)
@@ -252,14 +323,25 @@ func (r *runner) writeOverlay(c *env.Copy, dir string, info env.Package, ms []Mu
 		replace[c.Path(file)] = dst
 		lines[name] = where // the compiler names the overlay's file
 	}
-	sw := c.Path(dir + "/frognano_switch.go")
-	if err := atomicfile.Write(sw, []byte(switchDecl(pkgName)), 0o644); err != nil {
-		return "", nil, err
+	for i, pkg := range sortedKeys(pkgName) {
+		sw := c.Path(fmt.Sprintf("%s/frognano_switch_%d.go", dir, i))
+		if err := atomicfile.Write(sw, []byte(switchDecl(pkgName[pkg])), 0o644); err != nil {
+			return "", nil, err
+		}
+		replace[c.Path(path.Join(r.s.Env.Packages[pkg].Dir, "frognano_mutant_switch.go"))] = sw
 	}
-	replace[c.Path(path.Join(info.Dir, "frognano_mutant_switch.go"))] = sw
 	b, _ := json.Marshal(map[string]any{"Replace": replace})
 	ov := c.Path(dir + "/overlay.json")
 	return ov, lines, atomicfile.Write(ov, b, 0o644)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 var errLine = regexp.MustCompile(`(?m)^\S*?([^/\s]+\.go):(\d+):\d+: `)
@@ -349,59 +431,6 @@ func hung(res env.Results) bool {
 		}
 	}
 	return false
-}
-
-// confirm checks m as a plain patch on a fresh copy: the patch applies both ways, and the
-// affected packages' tests (m's own, then every package whose tests build it) are run as
-// go test runs them. This, not the switch, decides.
-func (r *runner) confirm(ctx context.Context, v *verdict) {
-	start := time.Now()
-	defer func() { v.seconds += time.Since(start).Seconds() }()
-	m := v.m
-	if !r.makePatch(ctx, v) {
-		return
-	}
-	c, err := r.s.Copy(ctx, map[string][]byte{m.File: m.Apply(r.sources[m.File])})
-	if err != nil {
-		v.reason = RejectBuild
-		return
-	}
-	defer c.Close()
-	affected := r.s.Env.Affected(m.Package)
-	var ids []string
-	for _, pkg := range affected {
-		ids = append(ids, r.selected(pkg)...)
-	}
-	cmd := r.plainCommand(affected)
-	res, err := c.Run(ctx, cmd, 4*r.packageTimeout()+time.Minute)
-	if err != nil {
-		v.reason = RejectBuild
-		return
-	}
-	results := env.ParseGoTestJSON([]byte(res.Stdout))
-	for _, pkg := range affected {
-		if why, ok := results.Broken[pkg]; ok && why == "build failed" {
-			v.reason = RejectBuild
-			return
-		}
-	}
-	if res.TimedOut || hung(results) {
-		v.reason = RejectTimeout
-		return
-	}
-	v.failToPass = failing(results, ids)
-	v.passToPass = passing(results, ids)
-	if len(v.failToPass) == 0 {
-		v.reason = RejectUnconfirm
-		return
-	}
-	v.output = results.Output
-	for _, id := range v.failToPass {
-		if p, _ := env.SplitID(id); p != m.Package {
-			v.distance = 1
-		}
-	}
-	v.reason = ""
 }
 
 // makePatch sets v's patch, proven to apply both ways, or rejects v.
