@@ -143,6 +143,9 @@ func printSynthSummary(w io.Writer, s *synth.Summary) {
 			s.Screened, filepath.Join(s.Store, task.ScreenedDir))
 	}
 	fmt.Fprintf(w, "\nMedian validation time %.2f s per candidate; %.1f valid tasks per minute.\n", s.MedianSeconds, s.TasksPerMinute)
+	if s.CoverageSeconds > 0 {
+		fmt.Fprintf(w, "The coverage run that set aside code no passing test runs took %.1f s (cached by commit).\n", s.CoverageSeconds)
+	}
 	if nv := s.Naive; nv != nil {
 		agree := "same verdicts"
 		if !nv.Agree {

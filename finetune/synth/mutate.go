@@ -26,12 +26,19 @@ const (
 	OpSwapArguments    = "swap-arguments"      // f(a, b) → f(b, a)
 	OpChangeConstant   = "change-constant"     // 3 → 4
 	OpInvertEarlyRetrn = "invert-early-return" // if c { return } → if !(c) { return }
+	OpIncDec           = "inc-dec"             // i++ → i--
+	OpReturnValue      = "return-value"        // return true → return false, return err → return nil
+	OpDropElse         = "drop-else"           // if c { a } else { b } → if c { a }
+	OpSliceBound       = "slice-bound"         // s[lo:hi] → s[lo:hi-1], s[lo:] → s[lo+1:]
+	OpGuardOrder       = "guard-order"         // p != nil && p.ok → p.ok && p != nil
+	OpChangeString     = "change-string"       // "text" → ""
 	OpRemoveBody       = "remove-body"         // the removal synthesizer's one operator
 )
 
 // Operators lists every operator, mutation ones first.
 var Operators = []string{OpFlipComparison, OpOffByOne, OpFlipBoolean, OpDropCondition, OpDropStatement,
-	OpSwapArguments, OpChangeConstant, OpInvertEarlyRetrn, OpRemoveBody}
+	OpSwapArguments, OpChangeConstant, OpInvertEarlyRetrn, OpIncDec, OpReturnValue, OpDropElse, OpSliceBound,
+	OpGuardOrder, OpChangeString, OpRemoveBody}
 
 // Mutant is one candidate change to one function of one file: the bytes [Start, End) of
 // the file replaced by Repl.
@@ -140,24 +147,47 @@ var (
 	logical  = map[token.Token]token.Token{token.LAND: token.LOR, token.LOR: token.LAND}
 )
 
-func (g *gen) walk() {
-	ast.Inspect(g.fd.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.BinaryExpr:
-			g.binary(n)
-		case *ast.IfStmt:
-			g.ifStmt(n)
-		case *ast.BlockStmt:
-			g.dropStatements(n.List)
-		case *ast.CaseClause:
-			g.dropStatements(n.Body)
-		case *ast.CallExpr:
-			g.swap(n)
-		case *ast.BasicLit:
-			g.constant(n)
+func (g *gen) walk() { ast.Inspect(g.fd.Body, g.visit) }
+
+func (g *gen) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.BinaryExpr:
+		g.binary(n)
+	case *ast.IfStmt:
+		g.ifStmt(n)
+	case *ast.BlockStmt:
+		g.dropStatements(n.List)
+		g.dropElse(n.List)
+	case *ast.CaseClause:
+		g.dropStatements(n.Body)
+		g.dropElse(n.Body)
+		// The values of a case are left alone: two equal constants do not compile.
+		for _, st := range n.Body {
+			ast.Inspect(st, g.visit)
 		}
-		return true
-	})
+		return false
+	case *ast.CompositeLit:
+		// So are a literal's keys (duplicate keys do not compile).
+		for _, e := range n.Elts {
+			if kv, ok := e.(*ast.KeyValueExpr); ok {
+				e = kv.Value
+			}
+			ast.Inspect(e, g.visit)
+		}
+		return false
+	case *ast.CallExpr:
+		g.swap(n)
+	case *ast.BasicLit:
+		g.constant(n)
+		g.str(n)
+	case *ast.IncDecStmt:
+		g.incDec(n)
+	case *ast.ReturnStmt:
+		g.returnValue(n)
+	case *ast.SliceExpr:
+		g.sliceBound(n)
+	}
+	return true
 }
 
 func (g *gen) binary(b *ast.BinaryExpr) {
@@ -172,6 +202,7 @@ func (g *gen) binary(b *ast.BinaryExpr) {
 	if to, ok := logical[b.Op]; ok {
 		g.add(OpFlipBoolean, b, op, end, to.String(), fmt.Sprintf("%s became %s", b.Op, to))
 	}
+	g.guardOrder(b)
 }
 
 func (g *gen) ifStmt(s *ast.IfStmt) {
@@ -203,6 +234,128 @@ func (g *gen) dropStatements(list []ast.Stmt) {
 			g.add(OpDropStatement, st, st.Pos(), st.End(), "", "removed `"+oneLine(g.text(st))+"`")
 		}
 	}
+}
+
+func (g *gen) incDec(s *ast.IncDecStmt) {
+	to := token.DEC
+	if s.Tok == token.DEC {
+		to = token.INC
+	}
+	g.add(OpIncDec, s, s.TokPos, s.TokPos+2, to.String(), fmt.Sprintf("%s became %s", s.Tok, to))
+}
+
+// returnValue flips a returned boolean constant and drops a returned error (return err →
+// return nil): a failure passed over in silence.
+func (g *gen) returnValue(r *ast.ReturnStmt) {
+	for _, e := range r.Results {
+		id, ok := e.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		switch id.Name {
+		case "true", "false":
+			to := map[string]string{"true": "false", "false": "true"}[id.Name]
+			g.add(OpReturnValue, r, id.Pos(), id.End(), to, "returns "+to+" instead of "+id.Name)
+		case "err":
+			g.add(OpReturnValue, r, id.Pos(), id.End(), "nil", "returns nil instead of the error err")
+		}
+	}
+}
+
+// dropElse removes an else branch, unless the if is the last statement of its block and
+// the branch ends in a return (the function could then end without one).
+func (g *gen) dropElse(list []ast.Stmt) {
+	for i, st := range list {
+		s, ok := st.(*ast.IfStmt)
+		if !ok || s.Else == nil {
+			continue
+		}
+		if i == len(list)-1 && endsInReturn(s.Else) {
+			continue
+		}
+		g.add(OpDropElse, s, s.Body.End(), s.Else.End(), "", "dropped the else branch of `if "+oneLine(g.text(s.Cond))+"`")
+	}
+}
+
+func endsInReturn(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.BlockStmt:
+		return len(s.List) > 0 && endsInReturn(s.List[len(s.List)-1])
+	case *ast.IfStmt:
+		return true // an else-if chain: leave it
+	case *ast.ReturnStmt:
+		return true
+	case *ast.ExprStmt:
+		c, ok := s.X.(*ast.CallExpr)
+		if ok {
+			id, ok := c.Fun.(*ast.Ident)
+			return ok && id.Name == "panic"
+		}
+	}
+	return false
+}
+
+// sliceBound moves a slice's end one back or its start one on.
+func (g *gen) sliceBound(s *ast.SliceExpr) {
+	if s.Slice3 {
+		return
+	}
+	if s.High != nil {
+		hi := g.text(s.High)
+		if _, simple := s.High.(*ast.BinaryExpr); simple {
+			hi = "(" + hi + ")"
+		}
+		g.add(OpSliceBound, s, s.High.Pos(), s.High.End(), hi+"-1", "the slice "+oneLine(g.text(s))+" ends one earlier")
+	}
+	if s.Low != nil {
+		lo := g.text(s.Low)
+		if _, simple := s.Low.(*ast.BinaryExpr); simple {
+			lo = "(" + lo + ")"
+		}
+		g.add(OpSliceBound, s, s.Low.Pos(), s.Low.End(), lo+"+1", "the slice "+oneLine(g.text(s))+" starts one later")
+	}
+}
+
+// guardOrder puts a guard after what it guards: in `p != nil && p.x > 0` or
+// `i < len(s) && s[i] == c` the right side may then run unguarded.
+func (g *gen) guardOrder(b *ast.BinaryExpr) {
+	if b.Op != token.LAND && b.Op != token.LOR {
+		return
+	}
+	x, ok := ast.Unparen(b.X).(*ast.BinaryExpr)
+	if !ok || !isGuard(x) {
+		return
+	}
+	g.add(OpGuardOrder, b, b.X.Pos(), b.Y.End(), g.text(b.Y)+" "+b.Op.String()+" "+g.text(b.X),
+		"the guard "+oneLine(g.text(b.X))+" now comes after "+oneLine(g.text(b.Y)))
+}
+
+// isGuard: a comparison with nil, or one with a len().
+func isGuard(x *ast.BinaryExpr) bool {
+	if _, ok := negated[x.Op]; !ok {
+		return false
+	}
+	for _, e := range []ast.Expr{x.X, x.Y} {
+		switch e := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			if e.Name == "nil" {
+				return true
+			}
+		case *ast.CallExpr:
+			if id, ok := e.Fun.(*ast.Ident); ok && id.Name == "len" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// str empties a string constant (interpreted or raw) that holds text.
+func (g *gen) str(l *ast.BasicLit) {
+	if l.Kind != token.STRING || len(l.Value) <= 2 {
+		return
+	}
+	g.add(OpChangeString, l, l.Pos(), l.End(), `""`, "the string "+oneLine(l.Value)+" became empty")
 }
 
 func (g *gen) swap(c *ast.CallExpr) {

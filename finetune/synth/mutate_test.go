@@ -69,6 +69,73 @@ func TestOperators(t *testing.T) {
 	}
 }
 
+const moreOpSrc = `package p
+
+import "errors"
+
+// Trim returns s without its first and last byte, and whether s was long enough.
+func Trim(s string, p *int) (string, bool, error) {
+	if p != nil && *p > 0 {
+		*p--
+	} else {
+		p = nil
+	}
+	if len(s) < 2 {
+		err := errors.New("short")
+		return "", false, err
+	}
+	switch s {
+	case "ab":
+		return "empty", true, nil
+	}
+	m := map[string]int{"k": 1}
+	_ = m
+	return s[1 : len(s)-1], true, nil
+}
+`
+
+// TestMoreOperators checks the operators added for breadth on one function, and that case
+// values and literal keys are left alone (two equal constants there do not compile).
+func TestMoreOperators(t *testing.T) {
+	ms, err := GoMutants("m/p", "p/p.go", []byte(moreOpSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		OpIncDec:       {"\t\t*p++\n"},
+		OpReturnValue:  {"return \"\", true, err", "return \"\", false, nil", "return s[1 : len(s)-1], false, nil", "return \"empty\", false, nil"},
+		OpDropElse:     {"\t\t*p--\n\t}\n\tif len(s)"},
+		OpSliceBound:   {"return s[1+1 : len(s)-1]", "return s[1 : (len(s)-1)-1]"},
+		OpGuardOrder:   {"if *p > 0 && p != nil {"},
+		OpChangeString: {"errors.New(\"\")", "return \"\", true, nil"},
+	}
+	got := map[string]map[string]bool{}
+	for _, m := range ms {
+		out := string(m.Apply([]byte(moreOpSrc)))
+		if strings.Contains(out, "case \"\"") || strings.Contains(out, "{\"\": 1}") {
+			t.Errorf("%s changed a case value or a literal key: %s", m.Operator, m.Desc)
+		}
+		if m.Operator != OpRemoveBody && !compiles("p/p.go", []byte(out)) { // removal leaves errors unused
+			t.Errorf("%s: %s does not parse", m.Operator, m.Desc)
+		}
+		for _, line := range want[m.Operator] {
+			if strings.Contains(out, line) {
+				if got[m.Operator] == nil {
+					got[m.Operator] = map[string]bool{}
+				}
+				got[m.Operator][line] = true
+			}
+		}
+	}
+	for op, lines := range want {
+		for _, l := range lines {
+			if !got[op][l] {
+				t.Errorf("%s: no mutant gives %q", op, l)
+			}
+		}
+	}
+}
+
 func TestCompilesCatchesUnusedImport(t *testing.T) {
 	ms, _ := GoMutants("m/p", "p/p.go", []byte(opSrc))
 	var removal, swap Mutant

@@ -73,7 +73,10 @@ type Summary struct {
 	ScreenedBy    map[string]int `json:"screened_by_synthesizer,omitempty"`
 	Rejected      map[string]int `json:"rejected"` // by reason
 	MedianSeconds float64        `json:"median_validation_seconds"`
-	Seconds       float64        `json:"seconds"` // the whole run
+	// CoverageSeconds is the one coverage run of the passing tests that sets aside the
+	// candidates no test runs (0 when cached by commit; coverage.go).
+	CoverageSeconds float64 `json:"coverage_seconds"`
+	Seconds         float64 `json:"seconds"` // the whole run
 	// TasksPerMinute counts the validation time only (not the environment).
 	TasksPerMinute float64  `json:"tasks_per_minute"`
 	Store          string   `json:"store"`
@@ -163,7 +166,12 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	sum.Tests.Passing, sum.Tests.Failing = len(r.passing), s.Env.Count(env.Fail)
 	sum.Tests.Flaky, sum.Tests.Hung = s.Env.Count(env.Flaky), s.Env.Count(env.Hung)
 
-	cands := r.candidates(sum)
+	opts.Progress(Progress{Phase: "coverage", Text: "which code the passing tests run"})
+	cv := r.coverage(ctx)
+	if cv != nil {
+		sum.CoverageSeconds = cv.Seconds
+	}
+	cands := r.candidates(sum, cv)
 	vstart := time.Now()
 	var verdicts []*verdict
 	seen := map[string]bool{}
@@ -228,9 +236,9 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 }
 
 // candidates are every mutant of the packages that passing tests build (their own, or those
-// of packages that import them), in the seed's order.
-// A mutant that cannot compile on its own (an import left unused) is counted and dropped.
-func (r *runner) candidates(sum *Summary) []Mutant {
+// of packages that import them), in the seed's order. A mutant that cannot compile on its
+// own, or that lies in code no passing test runs (cv), is counted and dropped.
+func (r *runner) candidates(sum *Summary, cv *coverage) []Mutant {
 	want := map[string]bool{}
 	for _, sy := range r.opts.Synthesizers {
 		want[sy] = true
@@ -270,6 +278,10 @@ func (r *runner) candidates(sum *Summary) []Mutant {
 				sum.Candidates[m.Synthesizer]++
 				if !compiles(file, m.Apply(src)) {
 					sum.Rejected[RejectCompile]++
+					continue
+				}
+				if !cv.covers(m, src) {
+					sum.Rejected[RejectUncovered]++
 					continue
 				}
 				id++
