@@ -68,6 +68,17 @@ func TestFinetuneSynth(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "environment: cached") || !strings.Contains(out, "synthesizer  candidates  validated  valid") {
 		t.Errorf("table: %d\n%s", code, out)
 	}
+	// The model's synthesizer and the symptom level say that they need a model.
+	for _, args := range [][]string{{"--synth", "model"}, {"--hint", "2"}} {
+		_, errOut, code = frognano(t, nil, append([]string{"finetune", "synth", "--repo", repo}, args...)...)
+		if code != exitFailed || !strings.Contains(errOut, "no model is configured: pass --model NAME") {
+			t.Errorf("%v without a model: %d %q", args, code, errOut)
+		}
+	}
+	_, errOut, code = frognano(t, nil, "finetune", "synth", "--repo", repo, "--synth", "mutate,bogus")
+	if code != exitUsage || !strings.Contains(errOut, `unknown synthesizer "bogus" (there are history, model,`) {
+		t.Errorf("bogus synthesizer: %d %q", code, errOut)
+	}
 	// Lazy confirmation: unconfirmed candidates wait in screened/, --confirm makes them tasks.
 	lazyStore := t.TempDir()
 	out, _, code = frognano(t, nil, "finetune", "synth", "--repo", repo, "--n", "1", "--synthesizers", "mutation", "--lazy-confirm", "--store", lazyStore)

@@ -63,7 +63,7 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 		times = append(times, v.seconds)
 		sum.ValidatedBy[t.Origin.Synthesizer]++
 		if v.reason == "" && task.MakeID(s.Checkout.Commit, v.patch) == t.ID {
-			if err := store.Put(r.task(v, t.ID)); err != nil {
+			if err := store.Put(r.task(ctx, v, t.ID)); err != nil {
 				return nil, err
 			}
 			sum.Valid++
@@ -73,7 +73,7 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 			if v.reason == "" {
 				v.reason = RejectPatch
 			}
-			sum.Rejected[v.reason]++
+			sum.reject(t.Origin.Synthesizer, v.reason)
 		}
 		if err := store.RemoveScreened(t.ID); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/agent"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
 )
@@ -19,8 +20,26 @@ type Options struct {
 	// N is how many valid tasks to make; 0 means 20. Synthesis stops earlier when the
 	// candidates run out.
 	N int
-	// Synthesizers to use (SynthMutation, SynthRemoval); empty means both.
+	// Synthesizers to use (see the Synth* constants); empty means SynthMutation and
+	// SynthRemoval. With several, history, model-written and combined tasks each get about
+	// an equal share of N (history and model first, combined last), and the procedural
+	// synthesizers fill the rest.
 	Synthesizers []string
+	// HintLevel is the level of each task's issue (HintLocation, HintOutput, HintSymptom);
+	// the others go to OtherIssues. Zero is level 0; the CLI's default is HintOutput.
+	HintLevel int
+	// HistoryDepth is how many commits the history synthesizer reads (default
+	// DefaultHistoryDepth).
+	HistoryDepth int
+	// Model runs the model-written synthesizer's agent episodes (ModelName on it, with
+	// ModelNumCtx), at most ModelTries of them (default N).
+	Model       agent.Model
+	ModelName   string
+	ModelNumCtx int
+	ModelTries  int
+	// IssueModel, when set, writes every task's HintSymptom issue (IssueModelName on it).
+	IssueModel     agent.Model
+	IssueModelName string
 	// Seed orders the candidates (the same seed on the same commit gives the same tasks).
 	Seed uint64
 	// StoreDir is the task store; default task.DefaultDir(repository).
@@ -69,19 +88,23 @@ type Summary struct {
 	Valid       int            `json:"valid"`
 	// Screened counts the candidates left unconfirmed in screened/ (Options.LazyConfirm);
 	// they are not tasks until Confirm proves them.
-	Screened      int            `json:"screened,omitempty"`
-	ScreenedBy    map[string]int `json:"screened_by_synthesizer,omitempty"`
-	Rejected      map[string]int `json:"rejected"` // by reason
-	MedianSeconds float64        `json:"median_validation_seconds"`
+	Screened   int            `json:"screened,omitempty"`
+	ScreenedBy map[string]int `json:"screened_by_synthesizer,omitempty"`
+	Rejected   map[string]int `json:"rejected"` // by reason
+	// RejectedBy counts the rejections by synthesizer, then reason.
+	RejectedBy    map[string]map[string]int `json:"rejected_by_synthesizer"`
+	MedianSeconds float64                   `json:"median_validation_seconds"`
 	// CoverageSeconds is the one coverage run of the passing tests that sets aside the
 	// candidates no test runs (0 when cached by commit; coverage.go).
 	CoverageSeconds float64 `json:"coverage_seconds"`
 	Seconds         float64 `json:"seconds"` // the whole run
 	// TasksPerMinute counts the validation time only (not the environment).
-	TasksPerMinute float64  `json:"tasks_per_minute"`
-	Store          string   `json:"store"`
-	Tasks          []string `json:"tasks"` // ids
-	Naive          *Naive   `json:"naive,omitempty"`
+	TasksPerMinute float64 `json:"tasks_per_minute"`
+	// IssueErrors counts tasks whose symptom-level issue the model failed to write.
+	IssueErrors int      `json:"issue_errors,omitempty"`
+	Store       string   `json:"store"`
+	Tasks       []string `json:"tasks"` // ids
+	Naive       *Naive   `json:"naive,omitempty"`
 }
 
 // Naive compares validation through the switch with the naive way, on the same candidates.
@@ -110,6 +133,8 @@ type runner struct {
 	excluded []string // names of tests not to run: flaky, failing, hung
 	round    int
 	redone   int // plain confirmations made again on fresh copies (plain.go)
+	// issueErrors counts symptom issues the model failed to write.
+	issueErrors int
 }
 
 func newRunner(s *env.Session, opts Options) *runner {
@@ -144,7 +169,7 @@ func open(ctx context.Context, repo string, opts Options) (*env.Session, *runner
 	}
 	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
 		EnvSeconds: s.Env.Seconds, Store: storeDir, Candidates: map[string]int{}, ValidBy: map[string]int{},
-		ValidatedBy: map[string]int{}, Rejected: map[string]int{}}
+		ValidatedBy: map[string]int{}, Rejected: map[string]int{}, RejectedBy: map[string]map[string]int{}}
 	return s, newRunner(s, opts), store, sum, nil
 }
 
@@ -155,6 +180,9 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	}
 	if opts.Progress == nil {
 		opts.Progress = func(Progress) {}
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	s, r, store, sum, err := open(ctx, repo, opts)
@@ -176,7 +204,15 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 	var verdicts []*verdict
 	seen := map[string]bool{}
 	made := func() int { return sum.Valid + sum.Screened }
-	for next := 0; next < len(cands) && made() < opts.N; {
+	ptimes, reserve, err := r.runFirst(ctx, store, sum, seen)
+	if err != nil {
+		return nil, err
+	}
+	// The mutants fill what the synthesizers before them left, less combined's share;
+	// validate stops confirming at r.opts.N.
+	target := opts.N - reserve
+	r.opts.N = target
+	for next := 0; next < len(cands) && made() < target; {
 		// A round: enough candidates for the tasks still missing at a pessimistic yield.
 		size := max(2*(opts.N-made()), 8)
 		batch := cands[next:min(next+size, len(cands))]
@@ -187,7 +223,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 			}
 			verdicts = append(verdicts, v)
 			sum.ValidatedBy[v.m.Synthesizer]++
-			if v.reason == "" && made() < opts.N {
+			if v.reason == "" && made() < target {
 				id := task.MakeID(s.Checkout.Commit, v.patch)
 				switch {
 				case seen[id]:
@@ -201,7 +237,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 					sum.ScreenedBy[v.m.Synthesizer]++
 				default:
 					seen[id] = true
-					t := r.task(v, id)
+					t := r.task(ctx, v, id)
 					if err := store.Put(t); err != nil {
 						return nil, err
 					}
@@ -211,12 +247,18 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 				}
 			}
 			if v.reason != "" {
-				sum.Rejected[v.reason]++
+				sum.reject(v.m.Synthesizer, v.reason)
 			}
 		}
 	}
+	r.opts.N = opts.N
+	more, err := r.runLast(ctx, store, sum, seen, opts.N-made())
+	if err != nil {
+		return nil, err
+	}
+	sum.IssueErrors = r.issueErrors
 	vsecs := time.Since(vstart).Seconds()
-	var times []float64
+	times := append(ptimes, more...)
 	for _, v := range verdicts {
 		if v.reason != RejectCompile || v.seconds > 0 {
 			times = append(times, v.seconds)
@@ -277,11 +319,11 @@ func (r *runner) candidates(sum *Summary, cv *coverage) []Mutant {
 				}
 				sum.Candidates[m.Synthesizer]++
 				if !compiles(file, m.Apply(src)) {
-					sum.Rejected[RejectCompile]++
+					sum.reject(m.Synthesizer, RejectCompile)
 					continue
 				}
 				if !cv.covers(m, src) {
-					sum.Rejected[RejectUncovered]++
+					sum.reject(m.Synthesizer, RejectUncovered)
 					continue
 				}
 				id++
@@ -408,7 +450,7 @@ func (r *runner) screenedTask(v *verdict, id string) *task.Task {
 }
 
 // task is the store's record of an accepted verdict.
-func (r *runner) task(v *verdict, id string) *task.Task {
+func (r *runner) task(ctx context.Context, v *verdict, id string) *task.Task {
 	m := v.m
 	pkgs := map[string]bool{}
 	for _, t := range append(append([]string(nil), v.failToPass...), v.passToPass...) {
@@ -426,8 +468,9 @@ func (r *runner) task(v *verdict, id string) *task.Task {
 	if t.PassToPass == nil {
 		t.PassToPass = []string{}
 	}
-	issues := issueTexts(m, v, r.sources[m.File])
-	t.Issue, t.OtherIssues = issues[1], []task.Issue{issues[0]}
+	src := r.sources[m.File]
+	funcs := []funcRef{{file: m.File, name: m.Func, line: m.Line, doc: docOf(src, m.FuncStart)}}
+	r.finishTask(ctx, t, funcs, issueTexts(m, v, src), v.output)
 	return t
 }
 
@@ -457,15 +500,7 @@ func issueTexts(m Mutant, v *verdict, src []byte) []task.Issue {
 		fmt.Fprintf(&l0, " What it should do, from its documentation:\n\n%s", doc)
 	}
 	fmt.Fprintf(&l0, "\n\nThese tests fail: %s.", strings.Join(names(v.failToPass), ", "))
-	var l1 strings.Builder
-	l1.WriteString("Some tests fail. Make them pass without changing the tests.\n")
-	for _, id := range v.failToPass {
-		fmt.Fprintf(&l1, "\n$ go test -run '^%s$' %s\n%s", names([]string{id})[0], strings.SplitN(id, " ", 2)[0], strings.TrimRight(v.output[id], "\n"))
-		if l1.Len() > 6000 {
-			break
-		}
-	}
-	return []task.Issue{{Level: 0, Text: strings.TrimSpace(l0.String())}, {Level: 1, Text: strings.TrimSpace(l1.String())}}
+	return []task.Issue{{Level: 0, Text: strings.TrimSpace(l0.String())}, levelOne(v.failToPass, v.output)}
 }
 
 // docOf is the doc comment right above the declaration at offset start, as text.

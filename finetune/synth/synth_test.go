@@ -69,7 +69,7 @@ func synthRepo(t *testing.T) string {
 }
 
 func testOptions(t *testing.T) Options {
-	return Options{N: 1000, Seed: 1, StoreDir: t.TempDir(),
+	return Options{N: 1000, Seed: 1, StoreDir: t.TempDir(), HintLevel: HintOutput,
 		Env: env.Options{PackageTimeout: 3 * time.Second, GoCache: fixture.GoCache(), CacheDir: t.TempDir()}}
 }
 

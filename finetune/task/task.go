@@ -41,8 +41,19 @@
 //
 // Test names are "<package import path> <TestName>" (top-level tests only). Hint levels:
 // 0 names the file, the function and the expected behaviour; 1 gives only the failing
-// tests' output; 2 (a user-style symptom written by the model) is not made yet. Fields may
-// be added within a version; a field's meaning never changes without a new version.
+// tests' output; 2 is a user-style symptom written by a model from the failing tests'
+// names and output (never the patch; the tests' names are taken out of it), present only
+// when synthesis ran with a model. features.hint_level is the level of issue.
+//
+// Synthesizers (features.synthesizer and origin.synthesizer): "mutation" and "removal"
+// (procedural, go/ast), "history" (the non-test Go changes of a past commit, origin.commit,
+// reverted on base_commit), "model" (a bug the agent wrote into origin.function),
+// "combined" (the patches of the tasks origin.parts in one; features.bugs counts them).
+// Fields added within version 1, absent from older files: features.locality,
+// features.call_depth, features.packages, origin.commit, origin.parts.
+//
+// Fields may be added within a version; a field's meaning never changes without a new
+// version.
 package task
 
 import (
@@ -93,7 +104,7 @@ type Issue struct {
 
 // Features are a task's difficulty knobs and measures.
 type Features struct {
-	Synthesizer  string `json:"synthesizer"` // "mutation", "removal"
+	Synthesizer  string `json:"synthesizer"` // "mutation", "removal", "history", "model", "combined"
 	Operator     string `json:"operator,omitempty"`
 	ChangedFiles int    `json:"changed_files"`
 	ChangedLines int    `json:"changed_lines"` // lines removed plus lines added by the patch
@@ -104,6 +115,15 @@ type Features struct {
 	// TestDistance is 0 when every failing test is in the changed package, 1 when some
 	// are in packages that import it.
 	TestDistance int `json:"test_distance"`
+	// Locality is where the nearest failing test is: "same-file" (the _test.go file of a
+	// changed file), "same-package" or "other-package"; empty in tasks made before it was
+	// recorded.
+	Locality string `json:"locality,omitempty"`
+	// CallDepth is 1 when a failing test calls a changed function by name, 2 when none
+	// does (the change is reached through other code), 0 when unknown.
+	CallDepth int `json:"call_depth,omitempty"`
+	// Packages is how many packages the patch changes.
+	Packages int `json:"packages,omitempty"`
 }
 
 // Origin is what made a task, for people and for statistics.
@@ -114,6 +134,10 @@ type Origin struct {
 	Function    string `json:"function,omitempty"`
 	Line        int    `json:"line,omitempty"`
 	Description string `json:"description,omitempty"` // "flipped < to <=", for people
+	// Commit is the past commit a history task reverts (its non-test Go changes).
+	Commit string `json:"commit,omitempty"`
+	// Parts are the ids of the tasks a combined task merges.
+	Parts []string `json:"parts,omitempty"`
 }
 
 // MakeID is the id of the task with base commit and patch.
