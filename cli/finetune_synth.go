@@ -170,6 +170,9 @@ func printSynthSummary(w io.Writer, s *synth.Summary) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", name, s.Candidates[name], s.ValidatedBy[name], s.ValidBy[name], strings.Join(why, ", "))
 	}
 	tw.Flush()
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
 	if s.IssueErrors > 0 {
 		fmt.Fprintf(w, "The model could not write the symptom of %d tasks; they got the nearest hint level instead.\n", s.IssueErrors)
 	}

@@ -346,6 +346,16 @@ func (r *runner) share() int {
 // each up to its share, and says how many tasks to leave to the combined one.
 func (r *runner) runFirst(ctx context.Context, store *task.Store, sum *Summary, seen map[string]bool) (times []float64, reserve int, err error) {
 	want, share := r.opts.wants(), r.share()
+	if k := r.s.Env.Kind; k != env.KindGo && k != env.KindCommand {
+		// Their validation runs Go packages' tests (checkPatch); a wrong yield of zero
+		// would hide that, so the summary says it.
+		for _, sy := range []string{SynthHistory, SynthModel, SynthCombined} {
+			if want[sy] {
+				sum.Notes = append(sum.Notes, "the "+sy+" synthesizer makes tasks for Go repositories only in this version: not run")
+			}
+		}
+		return nil, 0, nil
+	}
 	if want[SynthHistory] {
 		cands, err := r.historyCandidates(ctx, sum)
 		if err != nil {
@@ -377,7 +387,7 @@ func (r *runner) runFirst(ctx context.Context, store *task.Store, sum *Summary, 
 // runLast runs the combined synthesizer on the store's tasks, up to quota tasks (at most
 // four pairs tried per task wanted).
 func (r *runner) runLast(ctx context.Context, store *task.Store, sum *Summary, seen map[string]bool, quota int) ([]float64, error) {
-	if !r.opts.wants()[SynthCombined] || quota <= 0 {
+	if k := r.s.Env.Kind; !r.opts.wants()[SynthCombined] || quota <= 0 || (k != env.KindGo && k != env.KindCommand) {
 		return nil, nil
 	}
 	cands, err := r.combineCandidates(ctx, store, sum, 4*quota)

@@ -100,6 +100,8 @@ type Summary struct {
 	Seconds         float64 `json:"seconds"` // the whole run
 	// TasksPerMinute counts the validation time only (not the environment).
 	TasksPerMinute float64 `json:"tasks_per_minute"`
+	// Notes are what people should know about the run (a synthesizer that did not run).
+	Notes []string `json:"notes,omitempty"`
 	// IssueErrors counts tasks whose symptom-level issue the model failed to write.
 	IssueErrors int      `json:"issue_errors,omitempty"`
 	Store       string   `json:"store"`
