@@ -40,7 +40,7 @@ const vsix = env('FROGNANO_VSIX');
 const frognano = env('FROGNANO_BIN');
 const source = env('FROGNANO_E2E_PROJECT');
 const out = env('FROGNANO_E2E_OUT', mkdtempSync(join(tmpdir(), 'frognano-e2e-out-')));
-const deadline = Date.now() + Number(env('FROGNANO_E2E_TIMEOUT', '300')) * 1000;
+const deadline = Date.now() + Number(env('FROGNANO_E2E_TIMEOUT', '480')) * 1000;
 mkdirSync(out, { recursive: true });
 
 const t0 = Date.now();
@@ -271,7 +271,7 @@ try {
   let applied = false;
   let endedAt = 0;
   const failure = page.locator('.notification-toast').filter({ hasText: 'FrogNano' }).filter({ hasText: /failed|stopped|cancelled/ });
-  await until('the change to land', 180_000, async () => {
+  await until('the change to land', 300_000, async () => {
     if (await applyButton.isVisible().catch(() => false)) {
       // VS Code lists edits that need confirmation unchecked: tick the file, then Apply.
       const boxes = page.locator('.part.panel input[type=checkbox]');
