@@ -154,22 +154,32 @@ func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []
 		}
 		v.fileLang, v.fileRel = string(lang), rel
 		c.mu.Lock()
+		old := st.file
 		st.file, st.fileLang, st.fileRel = v.file, v.fileLang, v.fileRel
 		c.mu.Unlock()
+		// Only the last File is updated from: free the syntax tree of the one before
+		// (its Funcs stay valid for requests still holding that version). An update
+		// from it running elsewhere then parses afresh.
+		if old != v.file {
+			old.Close()
+		}
 	})
-	f := v.file
 	if v.fileLang != string(lang) || v.fileRel != rel {
-		f, _ = source.Parse(lang, rel, v.text) // the workspace root moved: rare
+		fs, _ := source.Funcs(lang, rel, v.text) // the workspace root moved: rare
+		return fs
 	}
-	if f == nil {
+	if v.file == nil {
 		return nil
 	}
-	return f.Funcs
+	return v.file.Funcs
 }
 
 func (c *funcCache) forget(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st := c.byURI[uri]; st != nil {
+		st.file.Close()
+	}
 	delete(c.byURI, uri)
 }
 

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -293,6 +294,9 @@ func TestCloseAndLeaks(t *testing.T) {
 	}
 	tr.Close()
 	tr.Close()
+	if nt, err := tr.Reparse([]byte("x = 2\n")); nt != nil || !errors.Is(err, ErrClosed) {
+		t.Errorf("Reparse of a closed tree: %v, %v", nt, err)
+	}
 	if Open() != before {
 		t.Fatalf("Open() = %d after Close, want %d", Open(), before)
 	}

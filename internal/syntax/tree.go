@@ -34,6 +34,9 @@ var open atomic.Int64
 // collector: a test that closes what it parses can check that it returns to where it was.
 func Open() int { return int(open.Load()) }
 
+// ErrClosed is returned by Reparse of a closed tree.
+var ErrClosed = errors.New("syntax: tree already closed")
+
 // ErrUnknownLang is returned (wrapped) for a Lang this package has no grammar for.
 var ErrUnknownLang = errors.New("no grammar for this language")
 
@@ -131,13 +134,14 @@ func (t *Tree) live() {
 // the change did not touch: typing a character in a 10,000-line file costs about a
 // millisecond where a full parse costs tens. The change is found by comparing the two
 // texts (their common prefix and suffix), so any src may be given. t stays valid and
-// unchanged; both must be closed.
+// unchanged; both must be closed. Reparse of a closed tree returns [ErrClosed] (a caller
+// that closes an old version while another goroutine updates from it can parse afresh).
 func (t *Tree) Reparse(src []byte) (*Tree, error) {
 	start, oldEnd, newEnd := changed(t.src, src)
 	t.mu.Lock()
 	if t.inner == nil {
 		t.mu.Unlock()
-		panic("syntax: Reparse of a Tree after its Close")
+		return nil, ErrClosed
 	}
 	// Edit changes the tree it is given: edit a copy (cheap: tree-sitter trees share
 	// their nodes by reference counts), so that t stays what it was for other readers.

@@ -8,8 +8,8 @@
 // a Go file parses only the function that changed. The package never sees the editor
 // connection: callers convert LSP positions (UTF-16) to byte offsets and back.
 //
-// Go is read with go/parser. Python, TypeScript and JavaScript are read with small
-// hand-written scanners (python_lex.go, js_lex.go) that understand strings, comments,
-// template literals and regular expressions well enough to match blocks; they are not
-// parsers, and on text they do not understand they return fewer functions, never a panic.
+// Go is read with go/parser. Python, TypeScript and JavaScript are read with tree-sitter
+// (internal/syntax), whose error recovery still gives the functions it can find in text
+// that does not parse; a File keeps the syntax tree and re-parses it incrementally
+// (tree.go), so Parse's File must be closed.
 package source

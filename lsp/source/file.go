@@ -6,7 +6,9 @@ import (
 	"go/token"
 	"slices"
 	"sort"
+	"sync"
 
+	"github.com/frognano/frognano/internal/syntax"
 	"github.com/frognano/frognano/lsp/document"
 )
 
@@ -14,7 +16,9 @@ import (
 // open document and, when the document changes, calls [File.Update] for the next version:
 // in a Go file that changed inside one function (or between two), only that piece is parsed
 // again: tens of microseconds, where parsing a 10,000-line file takes about ten milliseconds.
-// A File is immutable.
+// A Python, TypeScript or JavaScript file keeps its syntax tree, which tree-sitter
+// re-parses incrementally (tree.go); [File.Close] frees it. A File is immutable, and its
+// Funcs stay valid after Close.
 type File struct {
 	// Funcs are the file's top-level functions, as [Funcs] returns them.
 	Funcs []Func
@@ -29,11 +33,20 @@ type File struct {
 	// goTesting is the name under which the file imports "testing".
 	goClean   bool
 	goTesting string
+
+	// For Python and TS/JS: the syntax tree (nil once closed, or when Parse failed) and
+	// what the walk found in each statement, for the next Update; reused counts the
+	// statements and members taken from the previous version (for tests).
+	treeMu sync.Mutex // guards tree against Close during an Update
+	tree   *syntax.Tree
+	memo   *memo
+	reused int
 }
 
-// Parse finds the functions of text, as [Funcs] does.
+// Parse finds the functions of text, as [Funcs] does. Close the File when done: for
+// Python and TS/JS it holds a syntax tree in C memory for Update.
 func Parse(lang Lang, relPath, text string) (*File, error) {
-	f, err := scanFile(lang, relPath, text)
+	f, err := scanFile(lang, relPath, text, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +59,10 @@ func Parse(lang Lang, relPath, text string) (*File, error) {
 // answer. In a Go file that parsed cleanly, a change inside one function is checked by
 // parsing that function alone, and a change between two functions (or before the first)
 // by parsing what lies between them; the other functions are f's, moved by the change in
-// length. Anything else (another language, a file with a syntax error, a change to the
-// testing import, a piece that does not parse on its own) is parsed whole.
+// length. Anything else in Go (a file with a syntax error, a change to the testing
+// import, a piece that does not parse on its own) is parsed whole. Python and TS/JS files
+// are re-parsed by tree-sitter from f's tree, and only the statements the change touched
+// are walked again. f stays valid; the new File must be closed too.
 func (f *File) Update(text string) *File {
 	if text == f.text {
 		return f
@@ -57,8 +72,32 @@ func (f *File) Update(text string) *File {
 			return g
 		}
 	}
+	if f.lang != Go {
+		f.treeMu.Lock()
+		tree := f.tree
+		f.treeMu.Unlock()
+		if tree != nil {
+			// A Close between here and the re-parse makes Reparse fail, and the file
+			// is parsed afresh.
+			g, _ := scanFile(f.lang, f.relPath, text, f, true)
+			g.Funcs = topLevel(g.all)
+			return g
+		}
+	}
 	g, _ := Parse(f.lang, f.relPath, text) // f's lang is supported: no error
 	return g
+}
+
+// Close frees the File's syntax tree; its Funcs stay valid, and a later Update parses
+// afresh. Closing twice, or a Go File, is harmless.
+func (f *File) Close() {
+	if f == nil {
+		return
+	}
+	f.treeMu.Lock()
+	defer f.treeMu.Unlock()
+	f.tree.Close()
+	f.tree = nil
 }
 
 // goUpdate is Update for a Go file, or nil where it cannot prove its answer.

@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/syntax"
 )
 
 // sameFuncs reports how two lists of functions differ, or "" when they are equal (tests
@@ -33,6 +36,20 @@ func checkUpdate(t testing.TB, f *File, text string) *File {
 	want, err := Parse(f.lang, f.relPath, text)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer want.Close()
+	if got.tree != nil {
+		// What Update reused must be what a full walk of its tree finds.
+		w := &walker{text: text, relPath: got.relPath}
+		all := w.walk(got.lang, got.tree)
+		slices.SortStableFunc(all, func(a, b Func) int { return cmp.Compare(a.Start, b.Start) })
+		if d := sameFuncs(got.all, all); d != "" {
+			t.Fatalf("%s: Update from\n%q\nto\n%q\ngives %s (a full walk of the same tree)", f.relPath, f.text, text, d)
+		}
+		if got.tree.HasError() || want.tree.HasError() {
+			// Only here may tree-sitter's incremental and fresh parses differ (tree.go).
+			return got
+		}
 	}
 	if d := sameFuncs(got.Funcs, want.Funcs); d != "" {
 		t.Fatalf("%s: Update from\n%q\nto\n%q\ngives %s", f.relPath, f.text, text, d)
@@ -113,12 +130,18 @@ func TestUpdateMatchesParse(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	quick, goEdits := 0, 0
+	reused, treeEdits := 0, 0
+	openTrees := syntax.Open()
 	for _, s := range samples {
 		f, err := Parse(s.lang, s.rel, s.text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range edits {
+		n := edits
+		if s.lang != Go {
+			n = edits / 3 // each edit also parses afresh and walks the whole tree
+		}
+		for range n {
 			text := randomEdit(r, f.text)
 			if f.lang == Go && f.goClean {
 				goEdits++
@@ -126,15 +149,35 @@ func TestUpdateMatchesParse(t *testing.T) {
 					quick++
 				}
 			}
-			f = checkUpdate(t, f, text)
+			next := checkUpdate(t, f, text)
+			if f.lang != Go {
+				treeEdits++
+				if next.reused > 0 {
+					reused++
+				}
+			}
+			if next != f {
+				f.Close()
+			}
+			f = next
 			if r.IntN(50) == 0 || f.lang == Go && !f.goClean && r.IntN(3) == 0 {
+				f.Close()
 				f, _ = Parse(s.lang, s.rel, s.text) // back to a file that parses
 			}
 		}
+		f.Close()
 	}
 	t.Logf("%d of %d edits to Go files that parsed took the quick path", quick, goEdits)
 	if quick < goEdits/5 {
 		t.Errorf("only %d of %d edits to Go files that parsed took the quick path", quick, goEdits)
+	}
+	// The incremental walk must be what is compared, not only full walks with themselves.
+	t.Logf("%d of %d edits to Python and TS/JS files reused statements of the previous version", reused, treeEdits)
+	if reused < treeEdits/2 {
+		t.Errorf("only %d of %d edits to Python and TS/JS files reused statements", reused, treeEdits)
+	}
+	if n := syntax.Open() - openTrees; n != 0 {
+		t.Errorf("%d syntax trees left open", n)
 	}
 }
 

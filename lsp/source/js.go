@@ -3,37 +3,16 @@ package source
 import (
 	"path"
 	"strings"
+
+	"github.com/frognano/frognano/internal/syntax"
 )
 
-// jsFuncs finds named functions in JavaScript and TypeScript: function declarations and
-// named function expressions, const/let/var bound to arrow or function expressions, class
-// methods and arrow-valued class fields, object-literal methods and arrow-valued
-// properties, export default functions, and in test files the it()/test() blocks.
-// Anonymous callbacks are not functions here (see Enclosing).
-func jsFuncs(lang Lang, relPath, text string) []Func {
-	toks, comments := jsLex(text, jsxAllowed(lang, relPath))
-	f := &jsFile{
-		text: text, toks: toks, comments: comments, relPath: relPath,
-		claimed: map[int]bool{}, classBody: map[int]bool{},
-		testFile: jsIsTestFile(relPath),
-	}
-	f.link()
-	f.vitest = f.importsVitest()
-	f.walk()
-	return f.funcs
-}
-
-// jsxAllowed: TypeScript proper (.ts) uses "<" for type assertions, so only .tsx and the
-// JavaScript extensions may hold JSX.
-func jsxAllowed(lang Lang, relPath string) bool {
-	switch strings.ToLower(path.Ext(relPath)) {
-	case ".ts", ".mts", ".cts":
-		return false
-	case ".tsx", ".jsx", ".js", ".mjs", ".cjs":
-		return true
-	}
-	return lang == JavaScript
-}
+// The JavaScript and TypeScript functions: function declarations and named function
+// expressions, const/let/var bound to arrow or function expressions, class methods and
+// arrow-valued class fields, object-literal methods and arrow-valued properties (named
+// "obj.key" when the object is a variable's value), export default functions, and in
+// test files the it()/test() blocks. Anonymous callbacks are not functions here (see
+// Enclosing), but the functions inside them are found.
 
 // jsIsTestFile: Jest's and Vitest's default patterns, *.test.* and *.spec.* files and
 // anything under __tests__/.
@@ -43,169 +22,249 @@ func jsIsTestFile(relPath string) bool {
 		strings.Contains("/"+relPath, "/__tests__/")
 }
 
-type jsFile struct {
-	text     string
-	toks     []jsTok
-	comments [][2]int
-	relPath  string
-	testFile bool
-	vitest   bool
-
-	match  []int // the matching bracket's index; -1 when unmatched or not a bracket
-	parent []int // the innermost open bracket around a token; -1 at top level
-
-	classBody map[int]bool // open braces of class bodies
-	claimed   map[int]bool // bodies already recorded: a "{" index, or an expression's first token
-	funcs     []Func
+// jsStatements walks a program's or a block's statements as units; cls names the class
+// whose body it is, or is "" (the other statements' functions are not qualified).
+func (w *walker) jsStatements(container syntax.Node, cls string) {
+	w.units(container, "js:"+cls, func(s syntax.Node) { w.js(s, -1) })
 }
 
-// link matches brackets. ")" and "]" never close across a "{", and "}" closes the nearest
-// "{", so that a half-typed call inside a function does not take the function's braces.
-func (f *jsFile) link() {
-	f.match = make([]int, len(f.toks))
-	f.parent = make([]int, len(f.toks))
-	var stack []int
-	top := func() int {
-		if len(stack) == 0 {
-			return -1
-		}
-		return stack[len(stack)-1]
+// jsSkip are the kinds that hold no function with a body: types, literals, names.
+var jsSkip = map[string]bool{
+	"comment": true, "identifier": true, "property_identifier": true, "string": true,
+	"number": true, "regex": true, "template_string": true, "type_annotation": true,
+	"type_arguments": true, "type_parameters": true, "interface_declaration": true,
+	"type_alias_declaration": true, "ambient_declaration": true, "function_signature": true,
+	"import_statement": true, "jsx_text": true, "enum_declaration": true,
+}
+
+// js finds the functions in n; start, when not -1, is where n's declaration starts (an
+// export before it).
+func (w *walker) js(n syntax.Node, start int) {
+	kind := n.Kind()
+	if jsSkip[kind] {
+		return
 	}
-	for i := range f.toks {
-		f.match[i] = -1
-		f.parent[i] = top()
-		if f.toks[i].kind != jsPunct {
-			continue
+	if start < 0 {
+		start = n.Start()
+	}
+	switch kind {
+	case "function_declaration", "generator_function_declaration":
+		w.jsFunc(n.Field("name").Text(), start, n)
+		return
+	case "function_expression", "function", "generator_function":
+		if name := n.Field("name"); name.Valid() {
+			w.jsFunc(name.Text(), start, n)
+			return
 		}
-		s := f.s(i)
-		var want string
-		switch s {
-		case "(", "[", "{":
-			stack = append(stack, i)
-			continue
-		case ")":
-			want = "("
-		case "]":
-			want = "["
-		case "}":
-			want = "{"
-		default:
-			continue
+	case "class_declaration", "abstract_class_declaration", "class":
+		w.jsClass(n, n.Field("name").Text())
+		return
+	case "lexical_declaration", "variable_declaration":
+		w.jsVars(n, start)
+		return
+	case "export_statement":
+		if d := n.Field("declaration"); d.Valid() {
+			w.js(d, start)
+			return
 		}
-		for k := len(stack) - 1; k >= 0; k-- {
-			o := f.s(stack[k])
-			if o == want {
-				f.match[stack[k]], f.match[i] = i, stack[k]
-				stack = stack[:k]
-				f.parent[i] = top()
-				break
+		if v := n.Field("value"); v.Valid() && n.Child(1).Kind() == "default" {
+			switch {
+			case jsFnValue(v):
+				w.jsFunc("default", start, v)
+			case v.Kind() == "class":
+				w.jsClass(v, "default")
+			default:
+				w.js(v, -1)
 			}
-			if o == "{" {
-				break
+			return
+		}
+	case "assignment_expression":
+		// name = function () {...}, name = {...}: not obj.name = ...
+		if left, right := n.Field("left"), n.Field("right"); left.Kind() == "identifier" {
+			switch {
+			case right.Kind() == "function_expression" || right.Kind() == "function":
+				w.jsFunc(left.Text(), left.Start(), right)
+				return
+			case right.Kind() == "object":
+				w.jsObject(right, left.Text())
+				return
 			}
 		}
+	case "call_expression":
+		if w.testFile && w.jsTestCall(n) {
+			return
+		}
+	case "object":
+		w.jsObject(n, "")
+		return
+	case "statement_block":
+		w.jsStatements(n, "")
+		return
+	}
+	for _, c := range n.NamedChildren() {
+		w.js(c, -1)
 	}
 }
 
-func (f *jsFile) walk() {
-	for i := range f.toks {
-		if f.punct(i-1, ".") || f.punct(i-1, "?.") {
-			continue // a property name, not a keyword
+// jsFnValue reports a function value: an arrow function or a function expression.
+func jsFnValue(n syntax.Node) bool {
+	switch n.Kind() {
+	case "arrow_function", "function_expression", "function", "generator_function":
+		return true
+	}
+	return false
+}
+
+// jsFunc records the function fn (a declaration, expression, arrow function or method)
+// named name whose declaration starts at start, and walks its body.
+func (w *walker) jsFunc(name string, start int, fn syntax.Node) *rec {
+	body := fn.Field("body")
+	if name == "" || !body.Valid() {
+		return nil
+	}
+	var r *rec
+	if body.Kind() == "statement_block" {
+		bodyStart, bodyEnd := jsBraces(body)
+		r = w.add(name, start, bodyStart, bodyEnd, body.End(), body.Start(), jsStub(body))
+	} else { // an arrow function's expression
+		r = w.add(name, start, body.Start(), body.End(), body.End(), body.Start(), false)
+	}
+	w.js(body, -1)
+	return r
+}
+
+// jsBraces returns what lies between a block's braces (to its end when "}" is missing).
+func jsBraces(block syntax.Node) (start, end int) {
+	start, end = block.Start()+1, block.End()
+	if last := block.Child(block.ChildCount() - 1); last.Kind() == "}" && !last.IsMissing() {
+		end = last.Start()
+	}
+	return min(start, end), end
+}
+
+// jsVars records "const name[: T] = <function value>" (also let, var and exported), and
+// walks the other values.
+func (w *walker) jsVars(decl syntax.Node, start int) {
+	first := true
+	for _, d := range decl.NamedChildren() {
+		if d.Kind() != "variable_declarator" {
+			continue
 		}
+		name, value := d.Field("name"), d.Field("value")
+		st := start
+		if !first {
+			st = d.Start()
+		}
+		first = false
 		switch {
-		case f.ident(i, "class"):
-			f.class(i)
-		case f.ident(i, "function"):
-			f.functionKeyword(i)
-		case f.ident(i, "const") || f.ident(i, "let") || f.ident(i, "var"):
-			f.varDecl(i)
-		case f.ident(i, "default") && f.ident(i-1, "export"):
-			if fn, ok := f.fnValue(i + 1); ok {
-				f.record("default", i-1, fn, fn.last())
+		case !value.Valid():
+		case name.Kind() == "identifier" && jsFnValue(value):
+			w.jsFunc(name.Text(), st, value)
+		case name.Kind() == "identifier" && value.Kind() == "object":
+			w.jsObject(value, name.Text())
+		case name.Kind() == "identifier" && value.Kind() == "class":
+			w.jsClass(value, cmpOr(value.Field("name").Text(), name.Text()))
+		default:
+			w.js(value, -1)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// jsClass walks a class body's members as units: methods, and fields whose value is a
+// function. Overloads and abstract methods have no body and are left out.
+func (w *walker) jsClass(class syntax.Node, name string) {
+	body := class.Field("body")
+	if !body.Valid() {
+		return
+	}
+	w.units(body, "class:"+name, func(m syntax.Node) {
+		switch m.Kind() {
+		case "method_definition":
+			w.jsFunc(name+"."+jsMemberName(m.Field("name")), jsMemberStart(m), m)
+		case "public_field_definition", "field_definition":
+			key := m.Field("name")
+			if !key.Valid() {
+				key = m.Field("property")
 			}
-		case f.testFile && (f.ident(i, "it") || f.ident(i, "test") || f.ident(i, "specify")):
-			f.testCall(i)
-		case f.punct(i, "("):
-			f.objectMethod(i)
-		case f.punct(i, ":"):
-			f.objectProperty(i)
+			if v := m.Field("value"); jsFnValue(v) {
+				w.jsFunc(name+"."+jsMemberName(key), jsMemberStart(m), v)
+			} else if v.Valid() {
+				w.js(v, -1)
+			}
+		}
+	})
+}
+
+// jsMemberStart is where a member starts after its decorators (which JavaScript's grammar
+// puts inside the member and TypeScript's before it).
+func jsMemberStart(m syntax.Node) int {
+	for _, c := range m.Children() {
+		if c.Kind() != "decorator" && c.Kind() != "comment" {
+			return c.Start()
+		}
+	}
+	return m.Start()
+}
+
+// jsMemberName is a property name as written: identifier, #private, number or
+// [computed]; a string's value.
+func jsMemberName(n syntax.Node) string {
+	if n.Kind() == "string" {
+		return jsUnquote(n.Text())
+	}
+	return n.Text()
+}
+
+// jsObject records an object literal's methods and function-valued properties, named
+// "v.key" when the object is the value of variable v.
+func (w *walker) jsObject(obj syntax.Node, v string) {
+	qual := func(key string) string {
+		if v == "" {
+			return key
+		}
+		return v + "." + key
+	}
+	for _, c := range obj.NamedChildren() {
+		switch c.Kind() {
+		case "method_definition":
+			w.jsFunc(qual(jsMemberName(c.Field("name"))), c.Start(), c)
+		case "pair":
+			key, value := c.Field("key"), c.Field("value")
+			if jsFnValue(value) {
+				w.jsFunc(qual(jsMemberName(key)), key.Start(), value)
+			} else {
+				w.js(value, -1)
+			}
+		default:
+			w.js(c, -1)
 		}
 	}
 }
 
-// jsFn is a function value: a block body between braces open and close, or an
-// expression body toks[from:to].
-type jsFn struct {
-	open, close int
-	from, to    int
-}
-
-func (fn jsFn) last() int {
-	if fn.open >= 0 {
-		return fn.close
-	}
-	return fn.to - 1
-}
-
-// record adds a Func named name that starts at token start and ends with token endTok.
-// It returns nil when the body was already recorded under another name.
-func (f *jsFile) record(name string, start int, fn jsFn, endTok int) *Func {
-	var bodyStart, bodyEnd, sigEnd int
-	if fn.open >= 0 {
-		if f.claimed[fn.open] {
-			return nil
+// jsImportsVitest reports an import of (or a require call for) "vitest" among the top
+// level statements; files that use Vitest's globals without importing it are run with
+// Jest, the more common default.
+func jsImportsVitest(root syntax.Node, text string) bool {
+	for _, s := range root.NamedChildren() {
+		if !strings.Contains(text[s.Start():s.End()], "vitest") {
+			continue
 		}
-		f.claimed[fn.open] = true
-		bodyStart, bodyEnd, sigEnd = f.toks[fn.open].end, f.toks[fn.close].start, f.toks[fn.open].start
-	} else {
-		if f.claimed[fn.from] {
-			return nil
+		if s.Kind() == "import_statement" && jsUnquote(s.Field("source").Text()) == "vitest" {
+			return true
 		}
-		f.claimed[fn.from] = true
-		bodyStart, bodyEnd = f.toks[fn.from].start, f.toks[fn.to-1].end
-		sigEnd = bodyStart
+		for _, c := range s.Find("call_expression") {
+			args := c.Field("arguments")
+			if c.Field("function").Text() == "require" && args.NamedChildCount() == 1 && jsUnquote(args.NamedChild(0).Text()) == "vitest" {
+				return true
+			}
+		}
 	}
-	fc := newFunc(f.text, name, f.toks[start].start, bodyStart, bodyEnd, f.toks[endTok].end, sigEnd)
-	fc.Stub = fn.open >= 0 && f.stub(fn.open, fn.close)
-	f.funcs = append(f.funcs, fc)
-	return &f.funcs[len(f.funcs)-1]
-}
-
-// Token predicates; out-of-range indices are simply false.
-
-func (f *jsFile) s(i int) string {
-	if i < 0 || i >= len(f.toks) {
-		return ""
-	}
-	return f.text[f.toks[i].start:f.toks[i].end]
-}
-
-func (f *jsFile) kind(i int) (jsKind, bool) {
-	if i < 0 || i >= len(f.toks) {
-		return 0, false
-	}
-	return f.toks[i].kind, true
-}
-
-func (f *jsFile) punct(i int, p string) bool {
-	k, ok := f.kind(i)
-	return ok && k == jsPunct && f.s(i) == p
-}
-
-func (f *jsFile) ident(i int, w string) bool {
-	k, ok := f.kind(i)
-	return ok && k == jsIdent && f.s(i) == w
-}
-
-func (f *jsFile) isIdent(i int) bool {
-	k, ok := f.kind(i)
-	return ok && k == jsIdent
-}
-
-// group returns the index of the bracket closing the one at i, or -1.
-func (f *jsFile) group(i int) int {
-	if i < 0 || i >= len(f.toks) || f.match[i] < i {
-		return -1
-	}
-	return f.match[i]
+	return false
 }

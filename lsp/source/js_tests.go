@@ -5,67 +5,84 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/internal/syntax"
 )
 
-// testCall records it("name", fn) / test("name", fn), also through modifiers (it.only,
+// jsTestCall records it("name", fn) / test("name", fn), also through modifiers (it.only,
 // test.skip, test.concurrent) and tables (it.each([...])("name %s", fn), it.each`...`).
-// The Func spans the whole call; its body is the callback's.
-func (f *jsFile) testCall(i int) {
-	if f.ident(i-1, "function") {
-		return // a function named test
-	}
-	k := i + 1
+// The Func spans the whole call; its body is the callback's. It reports whether call was
+// such a test (and its callback walked).
+func (w *walker) jsTestCall(call syntax.Node) bool {
 	each := false
-	for f.punct(k, ".") && f.isIdent(k+1) {
-		m := f.s(k + 1)
-		k += 2
-		if m != "each" {
+	callee := call.Field("function")
+	for {
+		switch callee.Kind() {
+		case "member_expression":
+			each = each || callee.Field("property").Text() == "each"
+			callee = callee.Field("object")
+			continue
+		case "call_expression":
+			callee = callee.Field("function")
 			continue
 		}
-		each = true
-		if g := f.group(k); f.punct(k, "(") && g > 0 {
-			k = g + 1
-		} else if kd, _ := f.kind(k); kd == jsTmpl {
-			k++
-		} else {
-			return
+		break
+	}
+	if callee.Kind() != "identifier" {
+		return false
+	}
+	switch callee.Text() {
+	case "it", "test", "specify":
+	default:
+		return false
+	}
+	var args []syntax.Node
+	for _, a := range call.Field("arguments").NamedChildren() {
+		if a.Kind() != "comment" {
+			args = append(args, a)
 		}
 	}
-	call := f.group(k)
-	if !f.punct(k, "(") || call < 0 {
-		return
+	if len(args) < 2 || args[0].Kind() != "string" && args[0].Kind() != "template_string" || !jsFnValue(args[1]) {
+		return false
 	}
-	arg := k + 1
-	if kd, ok := f.kind(arg); !ok || (kd != jsStr && kd != jsTmpl) || !f.punct(arg+1, ",") {
-		return
+	body := args[1].Field("body")
+	if body.Kind() != "statement_block" {
+		return false
 	}
-	fn, ok := f.fnValue(arg + 2)
-	if !ok || fn.open < 0 || fn.close >= call {
-		return
-	}
-	name, pattern := f.testName(arg, each)
-	if fc := f.record(name, i, fn, call); fc != nil {
-		fc.Test = &Test{Name: name, Command: jsTestCommand(f.relPath, pattern, f.vitest)}
-	}
+	name, pattern := w.testName(args[0], each)
+	bodyStart, bodyEnd := jsBraces(body)
+	r := w.add(name, call.Start(), bodyStart, bodyEnd, call.End(), body.Start(), jsStub(body))
+	r.testName, r.pattern = name, pattern
+	w.js(body, -1)
+	return true
 }
 
 // testName returns the test's name as written and a -t pattern that matches it: literal
 // text quoted, and what is only known when the test runs (${...} in a template, the
 // %s/$name placeholders of .each) as ".*".
-func (f *jsFile) testName(arg int, each bool) (name, pattern string) {
-	tok := f.toks[arg]
+func (w *walker) testName(arg syntax.Node, each bool) (name, pattern string) {
+	src := arg.Text()
 	var parts []string // literal text; a substitution between each two
-	if tok.kind == jsStr {
-		name = jsUnquote(f.s(arg))
+	if arg.Kind() == "string" {
+		name = jsUnquote(src)
 		parts = []string{name}
 	} else {
-		inner := f.text[tok.start+1 : max(tok.start+1, tok.end-1)]
-		if strings.HasSuffix(f.s(arg), "`") && tok.end-tok.start >= 2 {
-			name = inner
-		} else {
-			name = f.text[tok.start+1 : tok.end] // unterminated
+		name = src[1:]
+		if len(src) >= 2 && strings.HasSuffix(src, "`") {
+			name = src[1 : len(src)-1]
 		}
-		parts = templateParts(f.text, tok.start)
+		from := arg.Start() + 1
+		for _, c := range arg.NamedChildren() {
+			if c.Kind() == "template_substitution" {
+				parts = append(parts, jsUnescape(w.text[from:c.Start()]))
+				from = c.End()
+			}
+		}
+		end := arg.End()
+		if strings.HasSuffix(src, "`") && len(src) >= 2 {
+			end--
+		}
+		parts = append(parts, jsUnescape(w.text[min(from, end):end]))
 	}
 	var b strings.Builder
 	for i, p := range parts {
@@ -88,39 +105,6 @@ func (f *jsFile) testName(arg int, each bool) (name, pattern string) {
 // eachPlaceholder matches the printf-style (%s, %d, %#, ...) and $variable placeholders
 // that Jest and Vitest fill in test.each names.
 var eachPlaceholder = regexp.MustCompile(`%[sdifjopPco#$]|\$[A-Za-z_][\w.]*`)
-
-// templateParts returns the literal pieces of the template literal at src[i] == '`',
-// unescaped, in order; a ${...} substitution lies between each two.
-func templateParts(src string, i int) []string {
-	var parts []string
-	sc := newJSScan(src, false)
-	from := i + 1
-	for j := i + 1; j < len(src); j++ {
-		switch {
-		case src[j] == '\\':
-			j++
-		case src[j] == '`':
-			return append(parts, jsUnescape(src[from:j]))
-		case src[j] == '$' && j+1 < len(src) && src[j+1] == '{':
-			parts = append(parts, jsUnescape(src[from:j]))
-			j = sc.skipBraces(j+2) - 1
-			from = j + 1
-		}
-	}
-	return append(parts, jsUnescape(src[min(from, len(src)):]))
-}
-
-// importsVitest reports an import of (or require call for) "vitest"; files that use
-// Vitest's globals without importing it are run with Jest, the more common default.
-func (f *jsFile) importsVitest() bool {
-	for i, t := range f.toks {
-		if t.kind == jsStr && jsUnquote(f.s(i)) == "vitest" &&
-			(f.ident(i-1, "from") || f.ident(i-1, "import") || f.punct(i-1, "(") && f.ident(i-2, "require")) {
-			return true
-		}
-	}
-	return false
-}
 
 // jsUnquote returns the value of a quoted string token (quotes included in s).
 func jsUnquote(s string) string {

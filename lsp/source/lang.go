@@ -8,8 +8,8 @@ import (
 // Lang is a language this package understands; the empty Lang means "not supported".
 type Lang string
 
-// The supported languages. TSX and JSX are TypeScript and JavaScript: the scanner decides
-// from the file's extension whether "<" may open a JSX element.
+// The supported languages. TSX and JSX are TypeScript and JavaScript: the grammar is
+// picked from the file's extension (tree.go: TSX only for .tsx files).
 const (
 	Go         Lang = "go"
 	Python     Lang = "python"

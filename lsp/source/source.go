@@ -95,24 +95,25 @@ func Enclosing(lang Lang, relPath, text string, offset int) (*Func, error) {
 
 // scan finds every function, nested ones included, sorted by Start.
 func scan(lang Lang, relPath, text string) ([]Func, error) {
-	f, err := scanFile(lang, relPath, text)
+	f, err := scanFile(lang, relPath, text, nil, false)
 	if err != nil {
 		return nil, err
 	}
 	return f.all, nil
 }
 
-// scanFile is scan, with what [File.Update] needs to know about the parse.
-func scanFile(lang Lang, relPath, text string) (*File, error) {
+// scanFile is scan, with what [File.Update] needs to know about the parse: for Python and
+// TS/JS the syntax tree when keep is set (else it is closed), re-parsed from prev's when
+// prev is not nil.
+func scanFile(lang Lang, relPath, text string, prev *File, keep bool) (*File, error) {
 	relPath = slash(relPath)
-	f := &File{lang: lang, relPath: relPath, text: text}
+	var f *File
 	switch lang {
 	case Go:
+		f = &File{lang: lang, relPath: relPath, text: text}
 		f.all, f.goClean, f.goTesting = goFuncs(relPath, text)
-	case Python:
-		f.all = pyFuncs(relPath, text)
-	case TypeScript, JavaScript:
-		f.all = jsFuncs(lang, relPath, text)
+	case Python, TypeScript, JavaScript:
+		f = treeFuncs(lang, relPath, text, prev, keep)
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, string(lang))
 	}

@@ -1,0 +1,70 @@
+package syntax
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// bigSource is a 10,000-line file of lang: a class with a thousand ten-line methods (the
+// size lsp/source's latency targets are set for).
+func bigSource(lang Lang) []byte {
+	var b strings.Builder
+	if lang == Python {
+		b.WriteString("import os\n\n\nclass Calc:\n")
+		for i := range 1000 {
+			fmt.Fprintf(&b, "    def step_%d(self, a, b):\n        \"\"\"Step %d.\"\"\"\n        x = a + %d\n        if x > b:\n            return x - b\n        print(x)\n        return b\n\n", i, i, i)
+		}
+		return []byte(b.String())
+	}
+	b.WriteString("import { log } from \"./log\";\n\nexport class Calc {\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  // Step %d.\n  step%d(a: number, b: number): number {\n    const x = a + %d;\n    if (x > b) {\n      return x - b;\n    }\n    log(`${x}`);\n    return b;\n  }\n\n", i, i, i)
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+// BenchmarkParse10k is a full parse of a 10,000-line file.
+func BenchmarkParse10k(b *testing.B) {
+	for _, lang := range []Lang{Python, TypeScript} {
+		src := bigSource(lang)
+		b.Run(string(lang), func(b *testing.B) {
+			for b.Loop() {
+				t, _ := Parse(lang, src)
+				t.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkReparse10k is the parse after typing one character in the middle of it.
+func BenchmarkReparse10k(b *testing.B) {
+	for _, lang := range []Lang{Python, TypeScript} {
+		src := bigSource(lang)
+		i := len(src) / 2
+		edited := append(append(append([]byte{}, src[:i]...), 'x'), src[i:]...)
+		b.Run(string(lang), func(b *testing.B) {
+			t, _ := Parse(lang, src)
+			defer t.Close()
+			for b.Loop() {
+				nt, _ := t.Reparse(edited)
+				nt.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkWalk10k visits every node of a 10,000-line file.
+func BenchmarkWalk10k(b *testing.B) {
+	for _, lang := range []Lang{Python, TypeScript} {
+		t, _ := Parse(lang, bigSource(lang))
+		b.Run(string(lang), func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				t.Root().Walk(func(Node) bool { n++; return true })
+			}
+		})
+		t.Close()
+	}
+}
