@@ -32,24 +32,40 @@ func (r *runner) combineCandidates(ctx context.Context, store *task.Store, sum *
 	}
 	rng := rand.New(rand.NewPCG(r.opts.Seed, 0xc0b1))
 	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	pool = pool[:min(len(pool), maxCombinePool)]
+	// The first pass uses each task at most once, so that the pairs spread over the pool
+	// (in order, the first task would be in every pair); the second takes the pairs left.
+	used := make([]bool, len(pool))
+	tried := map[[2]int]bool{}
 	var out []*patchCandidate
-	for i := 0; i < len(pool) && len(out) < tries; i++ {
-		for j := i + 1; j < len(pool) && len(out) < tries; j++ {
-			a, b := pool[i], pool[j]
-			if !apart(a, b) {
-				continue
+	for pass := 0; pass < 2; pass++ {
+		for i := 0; i < len(pool) && len(out) < tries; i++ {
+			for j := i + 1; j < len(pool) && len(out) < tries; j++ {
+				if tried[[2]int{i, j}] || (pass == 0 && (used[i] || used[j])) {
+					continue
+				}
+				tried[[2]int{i, j}] = true
+				a, b := pool[i], pool[j]
+				if !apart(a, b) {
+					continue
+				}
+				used[i], used[j] = true, true
+				sum.Candidates[SynthCombined]++
+				pc := r.combine(ctx, a, b)
+				if pc == nil {
+					sum.reject(SynthCombined, RejectRevert) // the second patch does not apply after the first
+					continue
+				}
+				out = append(out, pc)
 			}
-			sum.Candidates[SynthCombined]++
-			pc := r.combine(ctx, a, b)
-			if pc == nil {
-				sum.reject(SynthCombined, RejectRevert) // the second patch does not apply after the first
-				continue
-			}
-			out = append(out, pc)
 		}
 	}
 	return out, nil
 }
+
+// maxCombinePool bounds the tasks combined pairs are drawn from (the store grows run after
+// run; the pairs of 200 tasks are plenty).
+const maxCombinePool = 200
 
 // apart says whether a and b change different functions and no overlapping lines.
 func apart(a, b *task.Task) bool {

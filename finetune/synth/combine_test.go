@@ -2,6 +2,7 @@ package synth
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,16 +22,16 @@ func TestCombined(t *testing.T) {
 	})
 	opts := testOptions(t)
 	opts.Synthesizers = []string{SynthMutation, SynthCombined}
-	opts.N = 6
+	opts.N = 8
 	ctx := context.Background()
 	sum, err := Run(ctx, repo, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("candidates %v, valid %v, rejected %v", sum.Candidates, sum.ValidBy, sum.Rejected)
-	// Three mutants make at most three pairs; those in one function are not paired.
-	if sum.ValidBy[SynthMutation] != 3 || sum.ValidBy[SynthCombined] == 0 || sum.Candidates[SynthCombined] > 3 {
-		t.Fatalf("want 3 mutation tasks and up to 3 combined ones")
+	// Four mutants make at most six pairs; those in one function are not paired.
+	if sum.ValidBy[SynthMutation] != 4 || sum.ValidBy[SynthCombined] == 0 || sum.Candidates[SynthCombined] > 6 {
+		t.Fatalf("want 4 mutation tasks and up to 4 combined ones")
 	}
 	store, _ := task.Open(opts.StoreDir)
 	tasks, _ := store.List()
@@ -65,6 +66,22 @@ func TestCombined(t *testing.T) {
 			}
 		}
 		checkTask(t, s, tk)
+	}
+	// The pairs spread over the single tasks: the first two share none (in order, the
+	// first task would be in every pair).
+	var pairs [][]string
+	for _, id := range sum.Tasks {
+		if tk := byID[id]; tk.Features.Synthesizer == SynthCombined {
+			pairs = append(pairs, tk.Origin.Parts)
+		}
+	}
+	if len(pairs) < 2 {
+		t.Fatalf("pairs %v: want two at least", pairs)
+	}
+	for _, x := range pairs[0] {
+		if slices.Contains(pairs[1], x) {
+			t.Errorf("the first two pairs %v and %v share %s", pairs[0], pairs[1], x)
+		}
 	}
 }
 
