@@ -6,21 +6,25 @@ import (
 
 // Node is one node of a Tree. The zero Node is "no node" ([Node.Valid] is false): what
 // Field, Child, Parent and the like return when there is none; its methods return zero
-// values. A Node is a small value; copy it freely.
+// values. A Node is a small value; copy it freely. Its kind, range and flags are read
+// once, when it is found, so asking for them costs nothing.
 type Node struct {
-	n ts.Node
-	t *Tree
+	in info
+	t  *Tree
 }
 
-func (t *Tree) node(n ts.Node) Node { return Node{n: n, t: t} }
+func (t *Tree) node(n ts.Node) Node { return Node{in: fill(&n), t: t} }
 
 // wrap turns the binding's optional node into a Node.
 func (n Node) wrap(c *ts.Node) Node {
 	if c == nil {
 		return Node{}
 	}
-	return Node{n: *c, t: n.t}
+	return Node{in: fill(c), t: n.t}
 }
+
+// ts is n as the binding's Node.
+func (n *Node) ts() *ts.Node { return fromC(&n.in.node) }
 
 // Valid reports whether n is a node rather than the zero Node.
 func (n Node) Valid() bool {
@@ -37,34 +41,35 @@ func (n Node) Kind() string {
 	if !n.Valid() {
 		return ""
 	}
-	id := int(n.n.KindId())
-	if id < len(n.t.g.kinds) {
+	if id := int(n.in.symbol); id < len(n.t.g.kinds) {
 		return n.t.g.kinds[id]
 	}
-	return n.n.Kind()
+	return n.ts().Kind()
 }
 
+func (n Node) flag(f uint8) bool { return n.Valid() && uint8(n.in.flags)&f != 0 }
+
 // IsNamed is false for anonymous tokens (punctuation, keywords, operators).
-func (n Node) IsNamed() bool { return n.Valid() && n.n.IsNamed() }
+func (n Node) IsNamed() bool { return n.flag(flagNamed) }
 
 // IsError reports an ERROR node: text the parser skipped.
-func (n Node) IsError() bool { return n.Valid() && n.n.IsError() }
+func (n Node) IsError() bool { return n.flag(flagError) }
 
 // IsMissing reports a token the parser invented to recover from an error (a missing ")").
-func (n Node) IsMissing() bool { return n.Valid() && n.n.IsMissing() }
+func (n Node) IsMissing() bool { return n.flag(flagMissing) }
 
 // HasError reports an ERROR or MISSING node in n's subtree.
-func (n Node) HasError() bool { return n.Valid() && n.n.HasError() }
+func (n Node) HasError() bool { return n.flag(flagHasError) }
 
 // IsExtra reports a node the grammar allows anywhere, such as a comment.
-func (n Node) IsExtra() bool { return n.Valid() && n.n.IsExtra() }
+func (n Node) IsExtra() bool { return n.flag(flagExtra) }
 
 // Start and End are n's byte offsets in its tree's text: n is text[Start:End].
 func (n Node) Start() int {
 	if !n.Valid() {
 		return 0
 	}
-	return int(n.n.StartByte())
+	return int(n.in.start)
 }
 
 // End: see Start.
@@ -72,7 +77,7 @@ func (n Node) End() int {
 	if !n.Valid() {
 		return 0
 	}
-	return int(n.n.EndByte())
+	return int(n.in.end)
 }
 
 // Range is [Start, End).
@@ -83,7 +88,7 @@ func (n Node) Line() int {
 	if !n.Valid() {
 		return 0
 	}
-	return int(n.n.StartPosition().Row)
+	return int(n.ts().StartPosition().Row)
 }
 
 // Text is n's text.
@@ -91,7 +96,7 @@ func (n Node) Text() string {
 	if !n.Valid() {
 		return ""
 	}
-	return string(n.t.src[n.Start():n.End()])
+	return string(n.t.src[n.in.start:n.in.end])
 }
 
 // Tree is the tree n belongs to.
@@ -108,17 +113,21 @@ func (n Node) Field(name string) Node {
 	if !ok {
 		return Node{}
 	}
-	return n.wrap(n.n.ChildByFieldId(id))
+	return n.wrap(n.ts().ChildByFieldId(id))
 }
 
 // FieldAll returns every child of n in the named field, in order.
 func (n Node) FieldAll(name string) []Node {
+	if !n.Valid() {
+		return nil
+	}
+	id, ok := n.t.g.fields[name]
 	var out []Node
-	n.eachChild(func(c Node, field string) {
-		if field == name {
-			out = append(out, c)
+	for _, c := range children(&n.in.node, uint32(n.in.children)) {
+		if ok && uint16(c.field) == id {
+			out = append(out, Node{in: c, t: n.t})
 		}
-	})
+	}
 	return out
 }
 
@@ -127,7 +136,7 @@ func (n Node) ChildCount() int {
 	if !n.Valid() {
 		return 0
 	}
-	return int(n.n.ChildCount())
+	return int(n.in.children)
 }
 
 // Child returns n's i-th child (anonymous tokens included), or the zero Node.
@@ -135,7 +144,7 @@ func (n Node) Child(i int) Node {
 	if !n.Valid() || i < 0 {
 		return Node{}
 	}
-	return n.wrap(n.n.Child(uint(i)))
+	return n.wrap(n.ts().Child(uint(i)))
 }
 
 // NamedChildCount counts n's named children.
@@ -143,7 +152,7 @@ func (n Node) NamedChildCount() int {
 	if !n.Valid() {
 		return 0
 	}
-	return int(n.n.NamedChildCount())
+	return int(n.ts().NamedChildCount())
 }
 
 // NamedChild returns n's i-th named child, or the zero Node.
@@ -151,41 +160,34 @@ func (n Node) NamedChild(i int) Node {
 	if !n.Valid() || i < 0 {
 		return Node{}
 	}
-	return n.wrap(n.n.NamedChild(uint(i)))
+	return n.wrap(n.ts().NamedChild(uint(i)))
 }
 
 // Children returns all of n's children, anonymous tokens included.
 func (n Node) Children() []Node {
-	var out []Node
-	n.eachChild(func(c Node, _ string) { out = append(out, c) })
+	if !n.Valid() {
+		return nil
+	}
+	cs := children(&n.in.node, uint32(n.in.children))
+	out := make([]Node, len(cs))
+	for i, c := range cs {
+		out[i] = Node{in: c, t: n.t}
+	}
 	return out
 }
 
 // NamedChildren returns n's named children.
 func (n Node) NamedChildren() []Node {
-	var out []Node
-	n.eachChild(func(c Node, _ string) {
-		if c.n.IsNamed() {
-			out = append(out, c)
-		}
-	})
-	return out
-}
-
-// eachChild calls fn with each child of n and the field it is in ("" for none).
-func (n Node) eachChild(fn func(c Node, field string)) {
 	if !n.Valid() {
-		return
+		return nil
 	}
-	c := n.n.Walk()
-	defer c.Close()
-	for ok := c.GotoFirstChild(); ok; ok = c.GotoNextSibling() {
-		field := ""
-		if c.FieldId() != 0 {
-			field = c.FieldName()
+	var out []Node
+	for _, c := range children(&n.in.node, uint32(n.in.children)) {
+		if uint8(c.flags)&flagNamed != 0 {
+			out = append(out, Node{in: c, t: n.t})
 		}
-		fn(n.wrap(c.Node()), field)
 	}
+	return out
 }
 
 // Parent returns the node n is a child of, or the zero Node for the root.
@@ -193,7 +195,7 @@ func (n Node) Parent() Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.Parent())
+	return n.wrap(n.ts().Parent())
 }
 
 // NextSibling and PrevSibling return the children of n's parent next to n, tokens
@@ -202,7 +204,7 @@ func (n Node) NextSibling() Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.NextSibling())
+	return n.wrap(n.ts().NextSibling())
 }
 
 // PrevSibling: see NextSibling.
@@ -210,7 +212,7 @@ func (n Node) PrevSibling() Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.PrevSibling())
+	return n.wrap(n.ts().PrevSibling())
 }
 
 // NextNamedSibling: see NextSibling.
@@ -218,7 +220,7 @@ func (n Node) NextNamedSibling() Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.NextNamedSibling())
+	return n.wrap(n.ts().NextNamedSibling())
 }
 
 // PrevNamedSibling: see NextSibling.
@@ -226,7 +228,7 @@ func (n Node) PrevNamedSibling() Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.PrevNamedSibling())
+	return n.wrap(n.ts().PrevNamedSibling())
 }
 
 // DescendantAt returns the smallest named node in n's subtree that spans [start, end),
@@ -235,7 +237,7 @@ func (n Node) DescendantAt(start, end int) Node {
 	if !n.Valid() {
 		return Node{}
 	}
-	return n.wrap(n.n.NamedDescendantForByteRange(uint(start), uint(end)))
+	return n.wrap(n.ts().NamedDescendantForByteRange(uint(start), uint(end)))
 }
 
 // Equal reports whether a and b are the same node of the same tree.
@@ -243,7 +245,7 @@ func (n Node) Equal(o Node) bool {
 	if !n.Valid() || !o.Valid() {
 		return !n.Valid() && !o.Valid()
 	}
-	return n.t == o.t && n.n.Equals(o.n)
+	return n.t == o.t && n.in.node.id == o.in.node.id
 }
 
 // String renders n's subtree as an S-expression, for tests and debugging.
@@ -251,28 +253,18 @@ func (n Node) String() string {
 	if !n.Valid() {
 		return "<no node>"
 	}
-	return n.n.ToSexp()
+	return n.ts().ToSexp()
 }
 
 // Walk visits n and its subtree in source order (parents before children). visit
 // returns whether to go into the node's children; anonymous tokens are visited too, so
 // that operators and keywords can be found (check IsNamed to skip them).
 func (n Node) Walk(visit func(Node) bool) {
-	if !n.Valid() {
+	if !n.Valid() || !visit(n) || n.in.children == 0 {
 		return
 	}
-	c := n.n.Walk()
-	defer c.Close()
-	for {
-		if visit(n.wrap(c.Node())) && c.GotoFirstChild() {
-			continue
-		}
-		// The cursor cannot leave n: at n, GotoNextSibling and GotoParent are false.
-		for !c.GotoNextSibling() {
-			if !c.GotoParent() || c.Depth() == 0 {
-				return
-			}
-		}
+	for _, c := range children(&n.in.node, uint32(n.in.children)) {
+		Node{in: c, t: n.t}.Walk(visit)
 	}
 }
 

@@ -58,11 +58,11 @@ var ErrUnsupported = errors.New("unsupported language")
 // top-level classes and it()/test() blocks (also inside describe callbacks) are kept.
 // Text that does not parse gives the functions that can still be found, and no error.
 func Funcs(lang Lang, relPath, text string) ([]Func, error) {
-	f, err := Parse(lang, relPath, text)
+	f, err := scanFile(lang, relPath, text, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return f.Funcs, nil
+	return topLevel(f.all), nil
 }
 
 // Enclosing returns the innermost function whose [Start, End] range holds offset, nested
