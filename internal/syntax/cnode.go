@@ -62,6 +62,14 @@ static uint32_t syntax_children(TSNode n, syntax_info *out, uint32_t cap) {
 }
 
 static void syntax_fill_one(TSNode n, syntax_info *out) { syntax_fill(n, 0, out); }
+
+typedef struct TSParser TSParser;
+typedef struct TSTree TSTree;
+TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
+
+static TSTree *syntax_parse(TSParser *p, const TSTree *old, const char *s, uint32_t n) {
+	return ts_parser_parse_string(p, old, n ? s : "", n);
+}
 */
 import "C"
 
@@ -102,4 +110,30 @@ func children(n *C.TSNode, count uint32) []info {
 	out := make([]info, count)
 	k := C.syntax_children(*n, &out[0], C.uint32_t(count))
 	return out[:k]
+}
+
+// parseBytes parses src with p, reusing old (edited to match src) when it is not nil. The
+// binding's Parse reads the text through a callback from C into Go that copies each piece
+// it hands over into C memory: an incremental parse of a 10,000-line file asked for
+// pieces at every reused node, copying and calling back for each, and spent more time
+// there than parsing. tree-sitter reads the text straight from Go memory here (it holds no
+// Go pointers, and tree-sitter keeps no reference to it after the call). The binding's
+// Parser and Tree are structs of one C pointer, reinterpreted as such.
+func parseBytes(p *ts.Parser, old *ts.Tree, src []byte) *ts.Tree {
+	cp := *(**C.TSParser)(unsafe.Pointer(p))
+	var co *C.TSTree
+	if old != nil {
+		co = *(**C.TSTree)(unsafe.Pointer(old))
+	}
+	var s *C.char
+	if len(src) > 0 {
+		s = (*C.char)(unsafe.Pointer(&src[0]))
+	}
+	ct := C.syntax_parse(cp, co, s, C.uint32_t(len(src)))
+	if ct == nil {
+		return nil
+	}
+	t := new(ts.Tree)
+	*(**C.TSTree)(unsafe.Pointer(t)) = ct
+	return t
 }

@@ -40,11 +40,6 @@ var ErrClosed = errors.New("syntax: tree already closed")
 // ErrUnknownLang is returned (wrapped) for a Lang this package has no grammar for.
 var ErrUnknownLang = errors.New("no grammar for this language")
 
-// chunk is how much text the parser is handed at a time: the binding copies each piece it
-// is given into C memory and keeps it until the parse ends, so handing it the rest of the
-// file at every request (as its Parse does) copies a large file many times over.
-const chunk = 16 << 10
-
 // Parse parses src, which the Tree keeps (do not change it afterwards). Text with syntax
 // errors still gives a tree, with ERROR and MISSING nodes where the grammar could not
 // follow; the error is only for an unknown lang.
@@ -64,13 +59,7 @@ func parse(lang Lang, g *grammar, src []byte, old *ts.Tree, changed []Range) (*T
 	if err := p.SetLanguage(g.lang); err != nil {
 		return nil, fmt.Errorf("tree-sitter %s grammar: %w", lang, err)
 	}
-	read := func(i int, _ ts.Point) []byte {
-		if i >= len(src) {
-			return nil
-		}
-		return src[i:min(len(src), i+chunk)]
-	}
-	inner := p.ParseWithOptions(read, old, nil)
+	inner := parseBytes(p, old, src)
 	if inner == nil {
 		// Only a cancelled or timed-out parse returns no tree, and this one can be neither.
 		return nil, fmt.Errorf("tree-sitter returned no tree for %s text of %d bytes", lang, len(src))

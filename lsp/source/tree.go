@@ -9,8 +9,9 @@ import (
 // (internal/syntax). A File keeps its tree, and File.Update re-parses only what an edit
 // touched (tree-sitter's incremental parsing); the functions are then found again only
 // in the statements and class members the edit touched, the others are taken from the
-// previous version (memo below). Full parse and update give the same answer: the tests
-// compare them after thousands of random edits (file_test.go).
+// previous version (memo below). An update gives what a full walk of its re-parsed tree
+// gives, and, where the text parses, what a fresh parse gives: the tests compare them
+// after thousands of random edits (file_test.go).
 
 // syntaxLang is the grammar for a file: TSX only for .tsx files (in a .ts file "<T>x" is
 // a type assertion, not JSX); JavaScript's grammar reads JSX in every file.
