@@ -11,7 +11,7 @@ import (
 // The order is the order of `frognano finetune --help`.
 var finetuneCommands = []command{
 	{"setup", "create the trainer's Python environment and check CUDA", runFinetuneSetup},
-	{"synth", "synthesize verified training tasks from a repository's tests (Go modules)", runFinetuneSynth},
+	{"synth", "synthesize verified training tasks from a repository's tests (Go, Python with pytest, JS/TS with node --test, vitest or jest)", runFinetuneSynth},
 	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
 	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
 	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},

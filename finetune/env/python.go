@@ -105,22 +105,35 @@ func isDirPath(p string) bool {
 // can open again (frognano's pipe cannot be, by another user).
 const resultsFD = `FROGNANO_RESULTS=/dev/fd/3`
 
-// pytestCommand runs pytest on the copy: the tests in only (all when empty), leaving out
-// deselect (TestIDs); only holds test files or TestIDs. The run is interrupted (SIGINT, on which pytest still writes its
-// report) when it passes timeout; -v names each test as it starts, which finds a hung one.
-func pytestCommand(python string, timeout time.Duration, only, deselect []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `set -o pipefail; export PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" %s; [ -d src ] && PYTHONPATH="$PWD/src:$PYTHONPATH"; `, resultsFD)
-	fmt.Fprintf(&b, "{ timeout -s INT -k 10 %d %s -m pytest -p no:cacheprovider -v -o junit_family=xunit1 --junitxml=\"$FROGNANO_RESULTS\"",
-		int(timeout.Seconds()+0.999), shellQuote(python))
+// PythonEnv is the shell prelude of a pytest run on a copy: the copy (and its src/) first on
+// PYTHONPATH, no byte code written (a mutant's file may change within the second its
+// original's byte code was written in).
+const PythonEnv = `export PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"; [ -d src ] && PYTHONPATH="$PWD/src:$PYTHONPATH"; `
+
+// PytestArgs are pytest's arguments for the tests in only (test files or TestIDs; all when
+// empty) without deselect (TestIDs); -v names each test as it starts, which finds a hung one.
+func PytestArgs(only, deselect []string) []string {
+	args := []string{"-p", "no:cacheprovider", "-v", "-o", "junit_family=xunit1"}
 	for _, id := range deselect {
-		b.WriteString(" --deselect=" + shellQuote(nodeID(id)))
+		args = append(args, "--deselect="+nodeID(id))
 	}
 	for _, x := range only {
 		if strings.Contains(x, " ") { // a TestID, else a file
 			x = nodeID(x)
 		}
-		b.WriteString(" " + shellQuote(x))
+		args = append(args, x)
+	}
+	return args
+}
+
+// pytestCommand runs pytest on the copy (see PytestArgs). The run is interrupted (SIGINT, on
+// which pytest still writes its report) when it passes timeout.
+func pytestCommand(python string, timeout time.Duration, only, deselect []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "set -o pipefail; %sexport %s; ", PythonEnv, resultsFD)
+	fmt.Fprintf(&b, "{ timeout -s INT -k 10 %d %s -m pytest --junitxml=\"$FROGNANO_RESULTS\"", int(timeout.Seconds()+0.999), shellQuote(python))
+	for _, a := range PytestArgs(only, deselect) {
+		b.WriteString(" " + shellQuote(a))
 	}
 	b.WriteString("; } 3>&1 1>&2 | cat")
 	return b.String()

@@ -91,6 +91,9 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 // deterministic on a commit, so it is the one at the same place with the same patch.
 func (r *runner) mutantOf(ctx context.Context, t *task.Task) (Mutant, bool) {
 	file := t.Origin.File
+	if r.s.Detection.Script() {
+		return r.scriptMutantOf(ctx, t)
+	}
 	var pkgs []string
 	for pkg, info := range r.s.Env.Packages {
 		for _, f := range info.GoFiles {
@@ -109,6 +112,37 @@ func (r *runner) mutantOf(ctx context.Context, t *task.Task) (Mutant, bool) {
 	}
 	r.sources[file] = src
 	ms, err := GoMutants(pkgs[0], file, src)
+	if err != nil {
+		return Mutant{}, false
+	}
+	for _, m := range ms {
+		if m.Synthesizer != t.Origin.Synthesizer || m.Operator != t.Origin.Operator || m.Line != t.Origin.Line || m.Desc != t.Origin.Description {
+			continue
+		}
+		v := &verdict{m: m}
+		if r.makePatch(ctx, v) && v.patch == t.Patch {
+			return m, true
+		}
+	}
+	return Mutant{}, false
+}
+
+// scriptMutantOf is mutantOf for a Python or JS/TS repository.
+func (r *runner) scriptMutantOf(ctx context.Context, t *task.Task) (Mutant, bool) {
+	file := t.Origin.File
+	found := false
+	for _, f := range r.s.Env.Sources {
+		found = found || f == file
+	}
+	if !found {
+		return Mutant{}, false
+	}
+	src, err := readSource(filepath.Join(r.s.Checkout.Dir, filepath.FromSlash(file)))
+	if err != nil {
+		return Mutant{}, false
+	}
+	r.sources[file] = src
+	ms, err := ScriptMutants(file, src)
 	if err != nil {
 		return Mutant{}, false
 	}

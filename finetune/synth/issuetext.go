@@ -58,11 +58,21 @@ func levelZero(funcs []funcRef, hint string, failToPass []string) task.Issue {
 
 // levelOne is only what the failing tests printed, test by test.
 func levelOne(failToPass []string, output map[string]string) task.Issue {
+	return levelOneWith(failToPass, output, goRerun)
+}
+
+// goRerun is the go test command that runs one test.
+func goRerun(id string) string {
+	pkg, name := env.SplitID(id)
+	return fmt.Sprintf("go test -run '^%s$' %s", name, pkg)
+}
+
+// levelOneWith is levelOne with rerun saying how each failing test runs on its own.
+func levelOneWith(failToPass []string, output map[string]string, rerun func(string) string) task.Issue {
 	var b strings.Builder
 	b.WriteString("Some tests fail. Make them pass without changing the tests.\n")
 	for _, id := range failToPass {
-		pkg, name := env.SplitID(id)
-		fmt.Fprintf(&b, "\n$ go test -run '^%s$' %s\n%s", name, pkg, strings.TrimRight(output[id], "\n"))
+		fmt.Fprintf(&b, "\n$ %s\n%s", rerun(id), strings.TrimRight(output[id], "\n"))
 		if b.Len() > 6000 {
 			break
 		}

@@ -56,6 +56,9 @@ type Mutant struct {
 	// FuncStart is the offset of the function's declaration (after its doc comment): the
 	// switch build copies the function from there.
 	FuncStart int
+	// Doc is the function's documentation (Python's docstring, the JS/TS comment above it;
+	// Go's is read from the source at FuncStart).
+	Doc string
 }
 
 // Apply is src with m's change.

@@ -32,6 +32,10 @@ func (r *runner) confirm(ctx context.Context, v *verdict) {
 	if !r.makePatch(ctx, v) {
 		return
 	}
+	if r.s.Detection.Script() {
+		r.confirmScript(ctx, v, v.screenedRun)
+		return
+	}
 	c, err := r.s.Copy(ctx, map[string][]byte{m.File: m.Apply(r.sources[m.File])})
 	if err != nil {
 		v.reason = RejectBuild
@@ -95,6 +99,10 @@ const plainDir = ".frognano-plain-"
 
 func (p *plainCopy) confirm(ctx context.Context, v *verdict) {
 	r := p.r
+	if r.s.Detection.Script() {
+		r.confirm(ctx, v) // a fresh copy each: confirmScript
+		return
+	}
 	if p.c == nil && !p.spoiled {
 		start := time.Now()
 		c, err := r.s.Copy(ctx, nil)

@@ -137,6 +137,8 @@ type runner struct {
 	redone   int // plain confirmations made again on fresh copies (plain.go)
 	// issueErrors counts symptom issues the model failed to write.
 	issueErrors int
+	// importers are, by source file, the test files that import it (script suites).
+	importers map[string][]string
 }
 
 func newRunner(s *env.Session, opts Options) *runner {
@@ -290,6 +292,9 @@ func (r *runner) candidates(sum *Summary, cv *coverage) []Mutant {
 	if len(want) == 0 {
 		want[SynthMutation], want[SynthRemoval] = true, true
 	}
+	if r.s.Detection.Script() {
+		return r.scriptCandidates(sum, want)
+	}
 	var pkgs []string
 	for pkg := range r.s.Env.Packages {
 		if r.tested(pkg) {
@@ -366,9 +371,12 @@ func readSource(p string) ([]byte, error) {
 func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, valid int) []*verdict {
 	var out []*verdict
 	screened := map[int]*verdict{}
-	r.opts.Progress(Progress{Phase: "screening", Done: done - len(batch), Total: total, Valid: valid, Text: fmt.Sprintf("%d candidates", len(batch))})
 	if c, err := r.s.Copy(ctx, nil); err == nil {
-		screened = r.screen(ctx, c, batch)
+		if r.s.Detection.Script() {
+			screened = r.screenScript(ctx, c, batch)
+		} else {
+			screened = r.screen(ctx, c, batch)
+		}
 		c.Close()
 	}
 	pc := &plainCopy{r: r}
@@ -445,7 +453,7 @@ func (r *runner) screenedTask(v *verdict, id string) *task.Task {
 	m := v.m
 	return &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
 		Patch: v.patch, FailToPass: v.failToPass, PassToPass: []string{}, Status: task.StatusScreened,
-		Test:     task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Test:     r.testSpec(),
 		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1, ChangedLines: task.ChangedLines(v.patch), Bugs: 1},
 		Origin:   task.Origin{Synthesizer: m.Synthesizer, Operator: m.Operator, File: m.File, Function: m.Func, Line: m.Line, Description: m.Desc},
 		Created:  time.Now().UTC().Truncate(time.Second)}
@@ -461,7 +469,7 @@ func (r *runner) task(ctx context.Context, v *verdict, id string) *task.Task {
 	}
 	t := &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
 		Patch: v.patch, FailToPass: v.failToPass, PassToPass: v.passToPass,
-		Test: task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Test: r.testSpec(),
 		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1,
 			ChangedLines: task.ChangedLines(v.patch), HintLevel: 1, Bugs: 1, FailToPass: len(v.failToPass),
 			PassToPass: len(v.passToPass), TestDistance: v.distance},
@@ -471,8 +479,12 @@ func (r *runner) task(ctx context.Context, v *verdict, id string) *task.Task {
 		t.PassToPass = []string{}
 	}
 	src := r.sources[m.File]
-	funcs := []funcRef{{file: m.File, name: m.Func, line: m.Line, doc: docOf(src, m.FuncStart)}}
-	r.finishTask(ctx, t, funcs, issueTexts(m, v, src), v.output)
+	doc := m.Doc
+	if doc == "" && strings.HasSuffix(m.File, ".go") {
+		doc = docOf(src, m.FuncStart)
+	}
+	funcs := []funcRef{{file: m.File, name: m.Func, line: m.Line, doc: doc}}
+	r.finishTask(ctx, t, funcs, issueTexts(m, v, src, r.rerun), v.output)
 	return t
 }
 
@@ -488,10 +500,30 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// testSpec says how the task's tests run.
+func (r *runner) testSpec() task.TestSpec {
+	if r.s.Detection.Script() {
+		kind, cmd := r.scriptTestSpec()
+		return task.TestSpec{Kind: kind, Command: cmd}
+	}
+	return task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"}
+}
+
+// rerun is the command that runs one test, as a person types it.
+func (r *runner) rerun(id string) string {
+	if r.s.Detection.Script() {
+		return r.rerunLine(id)
+	}
+	return goRerun(id)
+}
+
 // issueTexts are the problem statements at hint levels 0 and 1. Neither shows the patch
 // or the tests' code; level 1 shows only what the failing tests printed.
-func issueTexts(m Mutant, v *verdict, src []byte) []task.Issue {
-	doc := docOf(src, m.FuncStart)
+func issueTexts(m Mutant, v *verdict, src []byte, rerun func(string) string) []task.Issue {
+	doc := m.Doc
+	if doc == "" && strings.HasSuffix(m.File, ".go") {
+		doc = docOf(src, m.FuncStart)
+	}
 	var l0 strings.Builder
 	if m.Synthesizer == SynthRemoval {
 		fmt.Fprintf(&l0, "Implement `%s` in %s: its body is missing.", m.Func, m.File)
@@ -502,7 +534,7 @@ func issueTexts(m Mutant, v *verdict, src []byte) []task.Issue {
 		fmt.Fprintf(&l0, " What it should do, from its documentation:\n\n%s", doc)
 	}
 	fmt.Fprintf(&l0, "\n\nThese tests fail: %s.", strings.Join(names(v.failToPass), ", "))
-	return []task.Issue{{Level: 0, Text: strings.TrimSpace(l0.String())}, levelOne(v.failToPass, v.output)}
+	return []task.Issue{{Level: 0, Text: strings.TrimSpace(l0.String())}, levelOneWith(v.failToPass, v.output, rerun)}
 }
 
 // docOf is the doc comment right above the declaration at offset start, as text.

@@ -43,6 +43,9 @@ type verdict struct {
 	// confirmSeconds is the part of seconds spent confirming a survivor of the screen as a
 	// plain patch (0 for a mutant the screen rejected or could not screen).
 	confirmSeconds float64
+	// screenedRun: a script suite's screen ran this mutant (its failToPass say which test
+	// files the confirmation must run besides the importing ones).
+	screenedRun bool
 }
 
 // screen runs every mutant of a batch through switched test binaries on c. One overlay
@@ -473,6 +476,9 @@ func (r *runner) plainCommand(pkgs []string) string {
 // naive validates m the way SWE-smith and go-mutesting's drivers do: the whole suite on a
 // fresh copy with the patch, for the benchmark.
 func (r *runner) naive(ctx context.Context, m Mutant) (accepted bool, err error) {
+	if r.s.Detection.Script() {
+		return r.naiveScript(ctx, m)
+	}
 	old := r.sources[m.File]
 	c, err := r.s.Copy(ctx, map[string][]byte{m.File: m.Apply(old)})
 	if err != nil {

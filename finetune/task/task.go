@@ -17,7 +17,8 @@
 //	               applied, the FAIL_TO_PASS tests fail; reversed, they pass again
 //	FAIL_TO_PASS   tests that pass at base_commit and fail with the patch (hidden from the agent)
 //	PASS_TO_PASS   tests that pass in both (the ones that could be affected were run)
-//	test           how to run them: kind ("go") and command (a template; see [TestSpec])
+//	test           how to run them: kind ("go", "python", "javascript") and command (a
+//	               template; see [TestSpec])
 //	issue          the problem statement given to the agent, at one hint level
 //	other_issues   the same problem at the other hint levels available
 //	features       difficulty features the loop steers by (see [Features])
@@ -39,7 +40,11 @@
 // it when the plain patch does not break a test. A training loop confirms a screened
 // candidate before its first use and never trains on one.
 //
-// Test names are "<package import path> <TestName>" (top-level tests only). Hint levels:
+// Test names are "<package import path> <TestName>" for Go (top-level tests only), and
+// "<test file> <name>" for Python and JS/TS: the file slash-separated from the top, the name
+// pytest's node id after the file ("TestX::test_y[1]"), node's top-level test name, or jest's
+// and vitest's describe blocks and title joined by " > " (names may hold spaces, files may
+// not; split at the first space). Hint levels:
 // 0 names the file, the function and the expected behaviour; 1 gives only the failing
 // tests' output; 2 is a user-style symptom written by a model from the failing tests'
 // names and output (never the patch; the tests' names are taken out of it), present only
@@ -90,9 +95,11 @@ const StatusScreened = "screened"
 
 // TestSpec says how the task's tests run.
 type TestSpec struct {
-	Kind string `json:"kind"` // "go"
+	Kind string `json:"kind"` // "go", "python", "javascript"
 	// Command runs the named tests at the top of the repository: {packages} becomes the
-	// quoted import paths, {run} the quoted -run pattern of the test names.
+	// quoted import paths, {run} the quoted -run pattern of the test names (Go); {tests} the
+	// quoted pytest node ids (file::name), {files} the quoted test files and {names} a
+	// pattern of the test names (JS/TS).
 	Command string `json:"command"`
 }
 
