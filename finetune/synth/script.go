@@ -180,7 +180,7 @@ func (r *runner) scriptTimeout(files []string) time.Duration {
 	}
 	t := time.Duration((5*secs + 15) * float64(time.Second))
 	if r.s.Detection.Runner == env.RunnerPytest {
-		t = time.Duration((10*secs + 5) * float64(time.Second))
+		t = time.Duration((10*secs + 10) * float64(time.Second))
 	}
 	if limit := r.suiteTimeout(); t > limit {
 		t = limit

@@ -89,9 +89,17 @@ func TestSynthesizePython(t *testing.T) {
 	}
 	defer s.Close()
 	for _, tk := range tasks {
-		if tk.Test.Kind != env.KindPython || strings.Contains(tk.Issue.Text+tk.OtherIssues[0].Text, tk.Patch) ||
-			!strings.Contains(tk.Issue.Text, "python -m pytest") {
-			t.Errorf("%s: test %+v issue %+v", tk.ID, tk.Test, tk.Issue)
+		level1 := ""
+		for _, is := range append([]task.Issue{tk.Issue}, tk.OtherIssues...) {
+			if strings.Contains(is.Text, tk.Patch) {
+				t.Errorf("%s: the issue shows the patch: %+v", tk.ID, is)
+			}
+			if is.Level == 1 {
+				level1 = is.Text
+			}
+		}
+		if tk.Test.Kind != env.KindPython || !strings.Contains(level1, "$ python -m pytest 'tests/") {
+			t.Errorf("%s: test %+v issue at level 1 %q", tk.ID, tk.Test, level1)
 		}
 		if strings.Contains(strings.Join(append(tk.FailToPass, tk.PassToPass...), ","), "test_flaky") {
 			t.Errorf("%s: a flaky test was selected", tk.ID)
