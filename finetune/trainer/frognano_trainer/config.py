@@ -139,6 +139,7 @@ class RandomModel:
 class Load:
     model: str | None = None
     random: RandomModel | None = None
+    gguf: str | None = None  # a GGUF file, dequantised by transformers (e.g. SmolLM2's)
     lora: LoRA = field(default_factory=LoRA)
     grpo: GRPO = field(default_factory=GRPO)
     # About 10x a full fine-tune's RL learning rate (notes: "RL with LoRA").
@@ -148,22 +149,29 @@ class Load:
     dtype: str = "auto"
     gradient_checkpointing: object = "auto"
     seed: int = 0
+    # positions per chunk of the LM head (grpo.chunked_token_logprobs): 1,024 positions of a
+    # 248k vocabulary are 1 GB of float32 logits
+    logprob_chunk: int = 1024
 
     @classmethod
     def parse(cls, d):
         w = "load"
-        d = _take(d, w, ("model", "random", "lora", "grpo", "lr", "weight_decay", "device",
-                         "dtype", "gradient_checkpointing", "seed"))
-        model, random = d.get("model"), d.get("random")
-        if (model is None) == (random is None):
-            raise ConfigError('load needs exactly one of "model" (a local folder) and "random" (a tiny test config)')
+        d = _take(d, w, ("model", "random", "gguf", "lr", "lora", "grpo", "weight_decay", "device",
+                         "dtype", "gradient_checkpointing", "seed", "logprob_chunk"))
+        model, random, gguf = d.get("model"), d.get("random"), d.get("gguf")
+        if sum(x is not None for x in (model, random, gguf)) != 1:
+            raise ConfigError('load needs exactly one of "model" (a local folder), "gguf" (a local GGUF file) '
+                              'and "random" (a tiny test config)')
         if model is not None and (not isinstance(model, str) or not model):
             raise ConfigError("load.model must be the path of a local model folder")
+        if gguf is not None and (not isinstance(gguf, str) or not gguf.endswith(".gguf")):
+            raise ConfigError("load.gguf must be the path of a local .gguf file")
         gc = d.get("gradient_checkpointing", "auto")
         if gc not in ("auto", True, False):
             raise ConfigError('load.gradient_checkpointing must be "auto", true or false')
         return cls(
             model=model,
+            gguf=gguf,
             random=RandomModel.parse(random) if random is not None else None,
             lora=LoRA.parse(d.get("lora")),
             grpo=GRPO.parse(d.get("grpo")),
@@ -173,6 +181,7 @@ class Load:
             dtype=_choice(d, "dtype", "auto", DTYPES, w),
             gradient_checkpointing=gc,
             seed=_num(d, "seed", 0, w, lo=0, integer=True),
+            logprob_chunk=_num(d, "logprob_chunk", 1024, w, lo=1, integer=True),
         )
 
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.utils.checkpoint
 
 
 def group_advantages(rewards, groups, scale_std=False, eps=1e-6):
@@ -56,6 +57,33 @@ def token_logprobs(logits, tokens):
     return -torch.nn.functional.cross_entropy(
         logits[:-1].float(), tokens[1:], reduction="none"
     )
+
+
+def chunked_token_logprobs(hidden, head, tokens, chunk):
+    """token_logprobs from the decoder's last hidden states, the LM head applied to chunk
+    positions at a time.
+
+    hidden: (n, d) for a sequence of n tokens; head: the output projection; returns (n-1,)
+    float32 for tokens[1:]. Under autograd each chunk is checkpointed: its logits (chunk x
+    vocabulary, in the model's dtype and again in float32) are freed after the forward and
+    recomputed in the backward, so at most one chunk's logits exist at a time, instead of a
+    whole sequence's (8k tokens x a 248k vocabulary: 8 GB in float32 for each copy).
+    """
+    h, t = hidden[:-1], tokens[1:]
+    if h.shape[0] <= chunk:
+        return _head_logprobs(head, h, t)
+    parts = []
+    for s in range(0, h.shape[0], chunk):
+        hs, ts = h[s:s + chunk], t[s:s + chunk]
+        if torch.is_grad_enabled() and hs.requires_grad:
+            parts.append(torch.utils.checkpoint.checkpoint(_head_logprobs, head, hs, ts, use_reentrant=False))
+        else:
+            parts.append(_head_logprobs(head, hs, ts))
+    return torch.cat(parts)
+
+
+def _head_logprobs(head, h, t):
+    return -torch.nn.functional.cross_entropy(head(h).float(), t, reduction="none")
 
 
 @dataclass

@@ -6,13 +6,16 @@ protocol answers a malformed line even when the environment is broken.
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
 import logging
 import os
 import time
 
 import torch
 
-from . import grpo
+from . import grpo, parallel
 from .config import Batch, ConfigError, Load
 from .tokenizer import EOT, IM_END, MIN_VOCAB, SPECIALS, byte_tokenizer, load_tokenizer, token_bytes
 
@@ -82,14 +85,37 @@ def random_config(r):
     )
 
 
-class Policy:
-    """A loaded model with its adapter and optimizer. One per trainer process."""
+class Scorer(torch.nn.Module):
+    """The one module every forward pass goes through, so that DDP and FSDP (parallel.py) see
+    each pass: per-token log probabilities of a sequence, or the next-token distribution.
 
-    def __init__(self, cfg: Load):
+    The LM head runs on the decoder's hidden states in chunks of the sequence (grpo.py):
+    a 248k vocabulary at 8k tokens would otherwise materialise gigabytes of logits.
+    """
+
+    def __init__(self, lm, chunk):
+        super().__init__()
+        self.lm = lm
+        self.chunk = chunk
+
+    def forward(self, ids, next_only=False):
+        h = self.lm.get_decoder()(input_ids=ids.unsqueeze(0)).last_hidden_state[0]
+        head = self.lm.get_output_embeddings()
+        if next_only:
+            return torch.log_softmax(head(h[-1:]).float(), dim=-1)[0]
+        return grpo.chunked_token_logprobs(h, head, ids, self.chunk)
+
+
+class Policy:
+    """A loaded model with its adapter and optimizer. One per trainer process (per rank
+    under torchrun)."""
+
+    def __init__(self, cfg: Load, world=None):
         import peft
         import transformers
 
         self.cfg = cfg
+        self.world = world or parallel.World()
         torch.manual_seed(cfg.seed)
         self.device = pick_device(cfg.device)
         self.dtype = pick_dtype(cfg.dtype, self.device)
@@ -100,12 +126,25 @@ class Policy:
             # a tokenizer for the export and for `logprobs` on text; a vocabulary too small for
             # one (the unit tests' 256) just has none
             self.tokenizer = byte_tokenizer(mcfg.vocab_size) if mcfg.vocab_size >= MIN_VOCAB else None
+        elif cfg.gguf is not None:
+            # transformers dequantises a GGUF into ordinary weights (fp32 here, then dtype); it
+            # needs the gguf package (requirements.lock)
+            if not os.path.isfile(cfg.gguf):
+                raise ConfigError(f"load.gguf: {cfg.gguf} is not a file")
+            try:
+                import gguf  # noqa: F401
+            except ImportError as e:
+                raise ConfigError(f"load.gguf needs the Python package gguf ({e}): run `frognano finetune setup` again") from e
+            folder, name = os.path.split(os.path.abspath(cfg.gguf))
+            base = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=self.dtype)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
         else:
             if not os.path.isdir(cfg.model):
                 raise ConfigError(f"load.model: {cfg.model} is not a folder")
             base = transformers.AutoModelForCausalLM.from_pretrained(cfg.model, dtype=self.dtype)
             self.tokenizer = load_tokenizer(cfg.model)
-        base.to(self.device)
+        if self.world.mode != "fsdp":
+            base.to(self.device)  # FSDP moves each layer's shard itself: the whole may not fit
         base.config.use_cache = False
         self.vocab_size = base.config.get_text_config().vocab_size
         self.arch = (base.config.architectures or [type(base).__name__])[0]
@@ -125,6 +164,11 @@ class Policy:
             self.checkpointing = True
         else:
             self.checkpointing = False
+        scorer = Scorer(self.model.get_base_model(), cfg.logprob_chunk)
+        # Under FSDP the sharded model cannot be merged or saved as a whole: rank 0 keeps an
+        # unsharded copy on the CPU and fills in the gathered adapter weights for an export.
+        self.host = copy.deepcopy(self.model).cpu() if self.world.mode == "fsdp" and self.world.leader else None
+        self.scorer = parallel.wrap(scorer, self.world, self.device, self.dtype, self.model.get_base_model().get_decoder().layers)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.opt = torch.optim.AdamW(self.params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.stats = {"steps": 0, "tokens": 0, "train_calls": 0, "step_time_s": 0.0, "last_loss": None}
@@ -139,14 +183,16 @@ class Policy:
             "trainable": sum(p.numel() for p in self.params),
             "vocab_size": self.vocab_size,
             "gradient_checkpointing": self.checkpointing,
+            **self.world.describe(),
         }
 
     def logprobs(self, ids):
-        out = self.model(input_ids=ids.unsqueeze(0))
-        return grpo.token_logprobs(out.logits[0], ids)
+        """Log probabilities of ids[1:] under the current weights: (n-1,) float32."""
+        return self.scorer(ids)
 
     def train(self, params):
         batch = Batch.parse(params, self.vocab_size)
+        parallel.fault("train", self.world)
         t0 = time.monotonic()
         g = self.cfg.grpo
         rs = batch.rollouts
@@ -157,44 +203,78 @@ class Policy:
         if not kept:
             result["step_time_s"] = time.monotonic() - t0
             return result
-        seqs = [(torch.tensor(r.tokens, device=self.device),
-                 torch.tensor(r.mask[1:], device=self.device), a) for r, a in kept]
+        w = self.world
+        groups = [r.group for r, _ in kept]
+        ntoks = [sum(r.mask[1:]) for r, _ in kept]
+        # Each minibatch (whole groups) is split across the ranks by group; every rank knows
+        # the whole request, so each step's token count needs no collective. Every rank runs
+        # the same number of passes per step (FSDP gathers weights in each, DDP reduces in the
+        # last backward): a rank with fewer sequences pads with a masked-out dummy (None).
+        plan, counts = [], [0] * w.size
+        for mb in _minibatches(groups, batch.minibatches):
+            by_group = {}
+            for i in mb:
+                by_group.setdefault(groups[i], []).append(i)
+            items = list(by_group.values())
+            per_rank = parallel.shares(items, [sum(len(kept[i][0].tokens) for i in it) for it in items], w.size)
+            n = max(len(x) for x in per_rank)
+            mine = per_rank[w.rank] + [None] * (n - len(per_rank[w.rank]))
+            plan.append((mine, sum(ntoks[i] for i in mb)))
+            counts = [c + len(x) for c, x in zip(counts, per_rank)]
+        local = sorted(i for mine, _ in plan for i in mine if i is not None)
+        npass = max(counts)
+        dummy = (torch.tensor(kept[0][0].tokens[:2], device=self.device), torch.zeros(1, device=self.device), 0.0)
+        seqs = {i: (torch.tensor(kept[i][0].tokens, device=self.device),
+                    torch.tensor(kept[i][0].mask[1:], device=self.device), kept[i][1]) for i in local}
         # The old policy's log probabilities, recomputed here: Ollama's are the raw
         # temperature-1 distribution per text piece and moved by quantisation (notes), so
         # they cannot be the ratio's denominator.
         self.model.eval()
+        old, ref = {}, {}
         with torch.no_grad():
-            old = [self.logprobs(ids) for ids, _, _ in seqs]
-            ref = None
+            for i in local + [None] * (npass - len(local)):
+                lp = self.logprobs(seqs[i][0] if i is not None else dummy[0])
+                if i is not None:
+                    old[i] = lp
             if g.kl_coef:
                 with self.model.disable_adapter():
-                    ref = [self.logprobs(ids) for ids, _, _ in seqs]
+                    for i in local + [None] * (npass - len(local)):
+                        lp = self.logprobs(seqs[i][0] if i is not None else dummy[0])
+                        if i is not None:
+                            ref[i] = lp
         self.model.train()
-        order = _minibatches([r.group for r, _ in kept], batch.minibatches)
+        # DDP and FSDP average gradients over the ranks: each rank's share of the loss is
+        # multiplied by the world size so that the average is the one-process gradient.
+        scale = float(w.size)
         losses, clipped, total = [], 0, 0
         for _ in range(batch.epochs):
-            for mb in order:
-                ntok = sum(int(seqs[i][1].sum()) for i in mb)
+            for mine, ntok in plan:
                 self.opt.zero_grad(set_to_none=True)
-                loss_val = 0.0
-                for i in mb:
-                    ids, mask, a = seqs[i]
-                    lp = self.logprobs(ids)
-                    s, c = grpo.clipped_loss_sum(
-                        lp, old[i], a, mask, grpo.Clip(g.clip_low, g.clip_high),
-                        g.kl_coef, ref[i] if ref else None)
-                    loss = s / ntok
-                    loss.backward()
-                    loss_val += loss.item()
-                    clipped += c
+                loss_val, clip_n = 0.0, 0
+                for k, i in enumerate(mine):
+                    ids, mask, a = seqs[i] if i is not None else dummy
+                    with self._sync(last=k == len(mine) - 1):
+                        lp = self.logprobs(ids)
+                        if i is None:
+                            loss = (lp * mask).sum()  # zero, but it reaches every weight
+                        else:
+                            s, c = grpo.clipped_loss_sum(
+                                lp, old[i], a, mask, grpo.Clip(g.clip_low, g.clip_high),
+                                g.kl_coef, ref.get(i))
+                            loss = s / ntok
+                            loss_val += loss.item()
+                            clip_n += c
+                        (loss * scale).backward()
+                loss_val, clip_n = w.sum([loss_val, clip_n])
                 if not torch.isfinite(torch.tensor(loss_val)):
                     self.opt.zero_grad(set_to_none=True)
                     raise FloatingPointError(f"the loss is {loss_val}; the step was not applied")
                 gn = torch.nn.utils.clip_grad_norm_(self.params, g.max_grad_norm)
                 self.opt.step()
                 losses.append(loss_val)
+                clipped += int(clip_n)
                 total += ntok
-                result["grad_norm"] = float(gn)
+                result["grad_norm"] = float(parallel.full_tensor(gn))
                 result["steps"] += 1
         dt = time.monotonic() - t0
         result.update(loss=sum(losses) / len(losses), tokens=total // batch.epochs,
@@ -206,15 +286,43 @@ class Policy:
         self.stats["last_loss"] = result["loss"]
         return result
 
+    def _sync(self, last):
+        """DDP reduces gradients in a backward only where this says so: the last pass of a
+        step; the others accumulate locally. FSDP reduce-scatters every backward (it keeps
+        no unsharded gradients to accumulate into)."""
+        if self.world.mode == "ddp" and not last:
+            return self.scorer.no_sync()
+        return contextlib.nullcontext()
+
+    def _whole(self):
+        """The peft model with its current adapter, unsharded, on rank 0 (None elsewhere).
+        Collective under FSDP: every rank gathers the adapter's shards."""
+        if self.world.mode != "fsdp":
+            return self.model if self.world.leader else None
+        full = {n: parallel.full_tensor(p.detach()) for n, p in self.model.named_parameters() if p.requires_grad}
+        if not self.world.leader:
+            return None
+        with torch.no_grad():
+            for n, p in self.host.named_parameters():
+                if n in full:
+                    p.copy_(full[n].to(p.dtype).cpu())
+        return self.host
+
     def save(self, path):
+        m = self._whole()
+        if m is None:
+            return {}  # rank 0 writes; another rank's answer is not sent
         os.makedirs(path, exist_ok=True)
-        self.model.save_pretrained(path)
+        m.save_pretrained(path)
         return {"path": path, "files": sorted(os.listdir(path))}
 
     def merge_export(self, path, dtype="bfloat16"):
         from .export import merge_export
 
-        return merge_export(self.model, path, dtype, self.tokenizer)
+        m = self._whole()
+        if m is None:
+            return {}
+        return merge_export(m, path, dtype, self.tokenizer)
 
     def next_token_logprobs(self, params):
         """The `logprobs` request: the top_k next tokens after a sequence, with their log
@@ -251,10 +359,8 @@ class Policy:
             if not isinstance(ids, list):  # transformers 5 answers a BatchEncoding
                 ids = ids["input_ids"]
         self.model.eval()
-        x = torch.tensor(ids, device=self.device).unsqueeze(0)
         with torch.no_grad():
-            logits = self.model(input_ids=x).logits[0, -1].float()
-        lp = torch.log_softmax(logits, dim=-1)
+            lp = self.scorer(torch.tensor(ids, device=self.device), next_only=True)
         vals, idx = lp.topk(min(k, lp.numel()))
         top = []
         for v, i in zip(vals.tolist(), idx.tolist()):
@@ -265,11 +371,25 @@ class Policy:
             top.append(e)
         return {"tokens": list(ids), "top": top}
 
-    def metrics(self):
+    def metrics(self, digest=False):
         m = dict(self.stats)
         if self.device.type == "cuda":
             m["peak_memory_bytes"] = torch.cuda.max_memory_allocated(self.device)
+        if digest:
+            m["adapter_digest"] = self.adapter_digest()
         return m
+
+    def adapter_digest(self):
+        """sha256 of this rank's adapter weights as it holds them (under FSDP: its shards),
+        in parameter order: equal digests on every DDP rank prove the ranks in step."""
+        h = hashlib.sha256()
+        for n, p in self.model.named_parameters():
+            if p.requires_grad:
+                t = p.detach()
+                t = t.to_local() if hasattr(t, "to_local") else t
+                h.update(n.encode())
+                h.update(t.float().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()
 
 
 def _minibatches(groups, n):
