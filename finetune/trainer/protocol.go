@@ -18,6 +18,8 @@ type Hello struct {
 	GPUs          []string `json:"gpus"`
 	Device        string   `json:"device"`
 	DType         string   `json:"dtype"`
+	Distributed   string   `json:"distributed"` // "", ddp or fsdp
+	WorldSize     int      `json:"world_size"`  // ranks under torchrun; 1 otherwise
 }
 
 // Load selects the model and the training settings. Every numeric field left zero is
@@ -25,6 +27,7 @@ type Hello struct {
 // silent change of meaning.
 type Load struct {
 	Model                 string       `json:"model,omitempty"`  // a local model folder
+	GGUF                  string       `json:"gguf,omitempty"`   // or a GGUF file (dequantised)
 	Random                *RandomModel `json:"random,omitempty"` // or a tiny random model
 	LoRA                  *LoRA        `json:"lora,omitempty"`
 	GRPO                  *GRPO        `json:"grpo,omitempty"`
@@ -34,6 +37,9 @@ type Load struct {
 	DType                 string       `json:"dtype,omitempty"`  // auto, float32, bfloat16
 	GradientCheckpointing *bool        `json:"gradient_checkpointing,omitempty"`
 	Seed                  int          `json:"seed,omitempty"`
+	// LogprobChunk is how many positions the LM head scores at a time (default 1024): the
+	// logits of a whole long sequence would not fit in memory.
+	LogprobChunk int `json:"logprob_chunk,omitempty"`
 }
 
 // RandomModel is a tiny random-initialised model for tests (nothing is downloaded).
@@ -77,6 +83,7 @@ type Loaded struct {
 	Trainable             int64  `json:"trainable"`
 	VocabSize             int    `json:"vocab_size"`
 	GradientCheckpointing bool   `json:"gradient_checkpointing"`
+	WorldSize             int    `json:"world_size"`
 }
 
 // Rollout is one trajectory as token ids: the prompt and everything after it, exactly as
@@ -166,6 +173,10 @@ type Metrics struct {
 	StepTime   float64  `json:"step_time_s"`
 	LastLoss   *float64 `json:"last_loss"`
 	PeakMemory int64    `json:"peak_memory_bytes"`
+	WorldSize  int      `json:"world_size"`
+	// AdapterDigests (with [Process.MetricsDigest]): each rank's sha256 of the adapter it
+	// holds; equal under DDP when the ranks are in step (under FSDP each holds a shard)
+	AdapterDigests []string `json:"adapter_digests,omitempty"`
 }
 
 // Error is an error the trainer answered with; Code is one of the README's codes

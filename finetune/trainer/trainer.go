@@ -33,6 +33,28 @@ type Options struct {
 	// Stderr, when set, receives the trainer's log as it comes; the last part of it is
 	// also kept for error messages.
 	Stderr io.Writer
+	// Procs > 1, or a Distributed mode, runs the trainer as that many ranks under torchrun
+	// (PyTorch's launcher, `python -m torch.distributed.run`), one per GPU; rank 0 speaks
+	// the protocol. Distributed is "ddp" (default: the adapter's gradients averaged over
+	// whole model copies) or "fsdp" (the base model sharded over the ranks, for a model that
+	// does not fit one GPU). A failure on any rank ends the whole trainer after an error.
+	Procs       int
+	Distributed string
+}
+
+// command returns the trainer's arguments after the interpreter.
+func (o Options) command() ([]string, error) {
+	if o.Procs <= 1 && o.Distributed == "" {
+		return []string{"-m", "frognano_trainer"}, nil
+	}
+	mode := cmp.Or(o.Distributed, "ddp")
+	if mode != "ddp" && mode != "fsdp" {
+		return nil, fmt.Errorf("trainer: Distributed must be ddp or fsdp, not %q", mode)
+	}
+	// --standalone: a private rendezvous on a free local port, so that two trainers on one
+	// machine do not meet each other
+	return []string{"-m", "torch.distributed.run", "--standalone", fmt.Sprintf("--nproc_per_node=%d", max(o.Procs, 1)),
+		"-m", "frognano_trainer", "--distributed", mode}, nil
 }
 
 // Process is a running trainer. Requests are serialized: the protocol answers in order.
@@ -66,7 +88,11 @@ func Start(ctx context.Context, opts Options) (*Process, *Hello, error) {
 	if _, err := exec.LookPath(python); err != nil {
 		return nil, nil, fmt.Errorf("trainer: no Python at %s (run `frognano finetune setup`, or set FROGNANO_TRAINER_PYTHON): %w", python, err)
 	}
-	cmd := exec.Command(python, "-m", "frognano_trainer")
+	args, err := opts.command()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(python, args...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+src, "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1")
 	// Its own process group, so that killing it also ends whatever torch started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -264,6 +290,13 @@ func (p *Process) Logprobs(ctx context.Context, req LogprobsRequest) (*NextToken
 func (p *Process) Metrics(ctx context.Context) (*Metrics, error) {
 	var r Metrics
 	return &r, p.Call(ctx, "metrics", nil, &r)
+}
+
+// MetricsDigest returns the running totals with every rank's adapter digest (hashing the
+// adapter takes a moment for a real model: not for every step).
+func (p *Process) MetricsDigest(ctx context.Context) (*Metrics, error) {
+	var r Metrics
+	return &r, p.Call(ctx, "metrics", map[string]bool{"adapter_digest": true}, &r)
 }
 
 // Close asks the trainer to shut down and waits for it; it kills it after 30 s or when

@@ -181,3 +181,57 @@ func TestSourcesAreWrittenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDistributedTrainer runs the trainer as two gloo ranks under torchrun, as a machine
+// with two GPUs would (on the CPU here): rank 0 answers, both ranks train, and their
+// adapters stay bit-identical. tests/test_distributed.py compares the update with a
+// one-process one and fails ranks on purpose.
+func TestDistributedTrainer(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	p, hello, err := Start(ctx, Options{Python: py, Procs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if hello.Distributed != "ddp" || hello.WorldSize != 2 {
+		t.Fatalf("hello = %+v", hello)
+	}
+	if _, err := p.Load(ctx, Load{Random: &RandomModel{Arch: "qwen3_5"}, LR: 1e-2, Device: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	b := rollouts()
+	for i := range 4 { // a second group that teaches, so that each rank gets one
+		r := b.Rollouts[i]
+		r.Group = "half2"
+		b.Rollouts = append(b.Rollouts, r)
+	}
+	tr, err := p.Train(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Steps != 1 || tr.Sequences != 8 || tr.Tokens != 8*12 {
+		t.Fatalf("trained = %+v", tr)
+	}
+	m, err := p.MetricsDigest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.WorldSize != 2 || len(m.AdapterDigests) != 2 || m.AdapterDigests[0] != m.AdapterDigests[1] {
+		t.Fatalf("metrics = %+v", m)
+	}
+	pid := p.cmd.Process.Pid
+	if err := p.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if left := procgroup.Members(pid); len(left) != 0 {
+		t.Fatalf("ranks left running: %v", left)
+	}
+}
+
+func TestDistributedModeIsChecked(t *testing.T) {
+	_, _, err := Start(context.Background(), Options{Python: "python3", Procs: 2, Distributed: "zero3"})
+	if err == nil || !strings.Contains(err.Error(), "ddp or fsdp") {
+		t.Fatalf("err = %v", err)
+	}
+}

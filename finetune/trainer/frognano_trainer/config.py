@@ -11,6 +11,19 @@ import math
 from dataclasses import dataclass, field
 
 RANDOM_ARCHS = ("llama", "qwen3", "qwen3_5")
+# Full-size configs for random-initialised benchmarks (model.random_config builds them).
+# frognano-4b: Qwen3.5-4B's text model, which FrogNano fine-tunes: 32 layers of 2560, three
+# Gated DeltaNet layers to one of gated full attention, 16 query / 4 key-value heads of 256
+# (a quarter of each rotated, base 1e7), a 248,320-token vocabulary, tied embeddings.
+PRESETS = {
+    "frognano-4b": dict(arch="qwen3_5", vocab_size=248320, hidden_size=2560, intermediate_size=9216,
+                        num_hidden_layers=32, num_attention_heads=16, num_key_value_heads=4, head_dim=256,
+                        linear_num_key_heads=16, linear_num_value_heads=32, linear_key_head_dim=128,
+                        linear_value_head_dim=128, linear_conv_kernel_dim=4, tie_word_embeddings=True,
+                        max_position_embeddings=262144,
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
+                                         "partial_rotary_factor": 0.25}),
+}
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16")
 
@@ -116,13 +129,25 @@ class RandomModel:
     # the weights' init std; None keeps transformers' (0.02), which makes next-token
     # distributions nearly flat: an export check wants sharper ones
     initializer_range: float | None = None
+    # a named full-size config instead of the sizes (PRESETS): the GPU check's random
+    # FrogNano-sized model
+    preset: str | None = None
 
     @classmethod
     def parse(cls, d):
         w = "load.random"
         fields = ("arch", "seed", "vocab_size", "hidden_size", "intermediate_size",
                   "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
-        d = _take(d, w, fields + ("initializer_range",))
+        d = _take(d, w, fields + ("initializer_range", "preset"))
+        if "preset" in d:
+            if d["preset"] not in PRESETS:
+                raise ConfigError(f"{w}.preset must be one of {', '.join(PRESETS)}, not {d['preset']!r}")
+            sized = sorted(set(d) - {"preset", "seed", "initializer_range"})
+            if sized:
+                raise ConfigError(f"{w}.preset fixes the architecture and sizes: drop {', '.join(sized)}")
+            init = _num(d, "initializer_range", 0.02, w, lo=0, hi=10, lo_open=True) if "initializer_range" in d else None
+            return cls(arch=PRESETS[d["preset"]]["arch"], seed=_num(d, "seed", 0, w, lo=0, integer=True),
+                       initializer_range=init, preset=d["preset"])
         init = None
         if "initializer_range" in d:
             init = _num(d, "initializer_range", None, w, lo=0, hi=10, lo_open=True)

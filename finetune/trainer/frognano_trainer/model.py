@@ -41,7 +41,18 @@ def pick_dtype(want, device):
 
 
 def random_config(r):
-    """A tiny transformers config of the asked architecture (nothing is downloaded)."""
+    """A tiny transformers config of the asked architecture, or a preset's full-size one
+    (nothing is downloaded)."""
+    if r.preset is not None:
+        from transformers import Qwen3_5TextConfig
+
+        from .config import PRESETS
+
+        p = {k: v for k, v in PRESETS[r.preset].items() if k != "arch"}
+        n = p["num_hidden_layers"]
+        extra = {"initializer_range": r.initializer_range} if r.initializer_range is not None else {}
+        return Qwen3_5TextConfig(layer_types=["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(n)],
+                                 **p, **extra)
     common = dict(
         vocab_size=r.vocab_size,
         hidden_size=r.hidden_size,
@@ -122,7 +133,9 @@ class Policy:
         if cfg.random is not None:
             torch.manual_seed(cfg.random.seed)
             mcfg = random_config(cfg.random)
-            base = transformers.AutoModelForCausalLM.from_config(mcfg, dtype=self.dtype)
+            # built where it trains: a 4B model's random init on the CPU alone takes minutes
+            with torch.device(self.device if self.world.mode != "fsdp" else "cpu"):
+                base = transformers.AutoModelForCausalLM.from_config(mcfg, dtype=self.dtype)
             # a tokenizer for the export and for `logprobs` on text; a vocabulary too small for
             # one (the unit tests' 256) just has none
             self.tokenizer = byte_tokenizer(mcfg.vocab_size) if mcfg.vocab_size >= MIN_VOCAB else None

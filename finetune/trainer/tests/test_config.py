@@ -76,3 +76,22 @@ def test_batch_errors():
         Batch.parse({"rollouts": []}, 256)
     with pytest.raises(ConfigError, match="minibatches"):
         Batch.parse({"rollouts": [rollout("g", 1)], "minibatches": 2}, 256)
+
+
+@pytest.mark.parametrize("load, needle", [
+    ({"model": "/m", "gguf": "/m.gguf"}, "exactly one of"),
+    ({"gguf": "/m.bin"}, "load.gguf must be the path of a local .gguf file"),
+    ({"random": {"preset": "frognano-9b"}}, "load.random.preset must be one of frognano-4b"),
+    ({"random": {"preset": "frognano-4b", "hidden_size": 64}}, "drop hidden_size"),
+    ({"random": {}, "logprob_chunk": 0}, "load.logprob_chunk must be >= 1"),
+])
+def test_load_sources_and_presets(load, needle):
+    with pytest.raises(ConfigError) as e:
+        Load.parse(load)
+    assert needle in str(e.value)
+
+
+def test_preset_is_the_full_size_qwen3_5():
+    r = Load.parse({"random": {"preset": "frognano-4b", "seed": 2}}).random
+    assert (r.arch, r.preset, r.seed) == ("qwen3_5", "frognano-4b", 2)
+    assert Load.parse({"gguf": "/x/m.gguf"}).gguf == "/x/m.gguf"

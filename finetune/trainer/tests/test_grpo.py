@@ -91,3 +91,41 @@ def test_kl_penalty_is_k3_against_the_reference():
     assert s.item() == pytest.approx(0.1 * (1 - math.log(2)), rel=1e-5)
     with pytest.raises(ValueError):
         grpo.clipped_loss_sum(L(0.25), L(0.25), 0.0, torch.tensor([True]), kl_coef=0.1)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 100])
+def test_chunked_logprobs_equal_unchunked_with_their_gradients(chunk):
+    torch.manual_seed(0)
+    head = torch.nn.Linear(16, 50, bias=False)
+    tokens = torch.randint(0, 50, (12,))
+    h1 = torch.randn(12, 16, requires_grad=True)
+    h2 = h1.detach().clone().requires_grad_(True)
+    want = grpo.token_logprobs(head(h1), tokens)
+    got = grpo.chunked_token_logprobs(h2, head, tokens, chunk)
+    assert torch.allclose(got, want, atol=1e-6)
+    w = torch.randn(11)
+    (want * w).sum().backward()
+    gw = head.weight.grad.clone()
+    head.weight.grad = None
+    (got * w).sum().backward()
+    assert torch.allclose(h2.grad, h1.grad, atol=1e-6)
+    assert torch.allclose(head.weight.grad, gw, atol=1e-5)
+
+
+def test_chunked_logprobs_keep_no_whole_sequence_logits():
+    # what autograd saves for the backward: unchunked, the (n, vocab) logits; chunked and
+    # checkpointed, only each chunk's inputs
+    torch.manual_seed(0)
+    n, vocab, chunk = 64, 1000, 8
+    head = torch.nn.Linear(16, vocab, bias=False)
+    tokens = torch.randint(0, vocab, (n,))
+    h = torch.randn(n, 16, requires_grad=True)
+
+    def biggest_saved(fn):
+        sizes = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(t.numel()) or t, lambda t: t):
+            fn()
+        return max(sizes)
+
+    assert biggest_saved(lambda: grpo.token_logprobs(head(h), tokens)) >= (n - 1) * vocab
+    assert biggest_saved(lambda: grpo.chunked_token_logprobs(h, head, tokens, chunk)) <= vocab * 16
