@@ -226,8 +226,11 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 				return nil, ctx.Err()
 			}
 			verdicts = append(verdicts, v)
+			if v.reason == "" && made() >= target {
+				continue // accepted past N: neither a task nor a rejection, so not in the yield
+			}
 			sum.ValidatedBy[v.m.Synthesizer]++
-			if v.reason == "" && made() < target {
+			if v.reason == "" {
 				id := task.MakeID(s.Checkout.Commit, v.patch)
 				switch {
 				case seen[id]:
@@ -371,6 +374,8 @@ func readSource(p string) ([]byte, error) {
 func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, valid int) []*verdict {
 	var out []*verdict
 	screened := map[int]*verdict{}
+	r.opts.Progress(Progress{Phase: "screening", Done: done - len(batch), Total: total, Valid: valid, Text: fmt.Sprintf("%d candidates", len(batch))})
+	start := time.Now()
 	if c, err := r.s.Copy(ctx, nil); err == nil {
 		if r.s.Detection.Script() {
 			screened = r.screenScript(ctx, c, batch)
@@ -379,6 +384,8 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 		}
 		c.Close()
 	}
+	// The batch shares the copy and the builds: each candidate is charged an equal part.
+	share := time.Since(start).Seconds() / float64(len(batch))
 	pc := &plainCopy{r: r}
 	for i, m := range batch {
 		v := screened[m.ID]
@@ -386,6 +393,7 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 		if unscreened {
 			v = &verdict{m: m} // not screened: the plain check decides alone
 		}
+		v.seconds += share
 		if v.reason == "" && !unscreened && valid >= r.opts.N {
 			// Enough tasks: a survivor past N is neither confirmed nor counted.
 			continue

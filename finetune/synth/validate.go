@@ -60,15 +60,7 @@ type verdict struct {
 // not be screened (a build failure no mutant explains, a clean run that failed) and must
 // be checked as a plain patch.
 func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*verdict {
-	start := time.Now()
 	out := map[int]*verdict{}
-	defer func() {
-		// The batch shares the builds: each candidate is charged an equal part.
-		share := time.Since(start).Seconds() / float64(len(ms))
-		for _, v := range out {
-			v.seconds += share
-		}
-	}()
 	live := append([]Mutant(nil), ms...)
 	r.round++
 	dir := fmt.Sprintf(".frognano-switch/%d", r.round)
