@@ -161,11 +161,7 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 		t.Fatal(err)
 	}
 	defer ws.Remove()
-	runner, err := newRunner(ctx, ws)
-	if esc.limits != nil {
-		runner.Close()
-		runner, err = sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, Limits: esc.limits})
-	}
+	runner, err := newRunner(ctx, ws, Options{Limits: esc.limits})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,8 @@ type episode struct {
 	emptyReplies int
 	// ratio is tokens per character of the prompt, measured on the latest reply.
 	ratio float64
+	// trajFailed: the user was told that the trajectory could not be written.
+	trajFailed bool
 }
 
 // Run runs one episode of the agent on task and returns its result. It fails with an error
@@ -82,12 +84,12 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	if !opts.KeepCopy {
 		defer ws.Remove()
 	}
-	runner, err := newRunner(ctx, ws)
+	runner, err := newRunner(ctx, ws, opts)
 	if err != nil {
 		return nil, fmt.Errorf("agent: sandbox: %w", err)
 	}
 	defer runner.Close()
-	traj, err := openTrajectory(opts.Trajectory)
+	traj, err := openTrajectory(opts.Trajectory, opts.TrajectoryDir, start)
 	if err != nil {
 		return nil, fmt.Errorf("agent: trajectory: %w", err)
 	}
@@ -110,10 +112,10 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 		overlays = append(overlays, p)
 	}
 	slices.Sort(overlays)
-	traj.write(startRecord{Type: "start", Version: TrajectoryVersion, Time: start, Model: opts.Model,
+	e.record(startRecord{Type: "start", Version: TrajectoryVersion, Time: start, Model: opts.Model,
 		Task: taskRecord{Dir: ws.Source, Instruction: task.Instruction, Overlays: overlays},
 		Options: optionsRecord{NumCtx: opts.NumCtx, MaxSteps: opts.MaxSteps, MaxTokensPerTurn: opts.MaxTokensPerTurn,
-			MaxTimeS: opts.MaxTime.Seconds(), Temperature: opts.Temperature, TopP: opts.TopP, TopK: opts.TopK, Think: think},
+			MaxTimeS: opts.MaxTime.Seconds(), Temperature: *opts.Temperature, TopP: opts.TopP, TopK: opts.TopK, Think: think},
 		Messages: e.msgs})
 
 	ectx, cancel := context.WithTimeout(ctx, opts.MaxTime)
@@ -128,7 +130,9 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	res.Changes = changes
 	e.usage.WallTime = time.Since(start)
 	res.Usage = e.usage
-	res.Trajectory = opts.Trajectory
+	if traj != nil {
+		res.Trajectory = traj.path
+	}
 	if opts.KeepCopy {
 		res.Copy = ws.Root
 	}
@@ -136,7 +140,10 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	if changes != nil {
 		end.Diff, end.Files = changes.Diff, changes.Files
 	}
-	traj.write(end)
+	e.record(end)
+	if err := traj.failure(); err != nil {
+		res.TrajectoryError = fmt.Sprintf("writing the trajectory %s failed: %v; it holds the records before that only, so do not train on it", traj.path, err)
+	}
 	opts.OnEvent(Event{Kind: EventDone, Step: res.Steps, Exit: res.Exit, Text: res.Error})
 	return res, nil
 }
@@ -151,8 +158,8 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 // instead: for test suites, whose every test is a new repository that would otherwise
 // compile the standard library again. It gives up that separation, so it is not for
 // everyday use.
-func newRunner(ctx context.Context, ws *workspace.Workspace) (*sandbox.Runner, error) {
-	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws)})
+func newRunner(ctx context.Context, ws *workspace.Workspace, opts Options) (*sandbox.Runner, error) {
+	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits})
 }
 
 // goCacheFor is the Go build cache of the commands run on ws.
@@ -193,7 +200,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		notes, fits := e.fitContext()
 		rec.Notes = notes
 		if !fits {
-			e.traj.write(rec)
+			e.record(rec)
 			return end(ExitContext, "the conversation no longer fits num_ctx=%d", e.opts.NumCtx)
 		}
 		e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
@@ -205,7 +212,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			return stopped()
 		}
 		if err != nil {
-			e.traj.write(rec)
+			e.record(rec)
 			return end(ExitModelError, "%s", e.opts.Explain(err))
 		}
 		e.usage.ModelTime += time.Since(stepStart)
@@ -217,11 +224,11 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		e.msgs = append(e.msgs, reply)
 
 		if final.DoneReason == "length" {
-			e.traj.write(rec)
+			e.record(rec)
 			return end(ExitMaxTokens, "the model's turn reached the limit of %d tokens", e.opts.MaxTokensPerTurn)
 		}
 		if final.PromptEvalCount+final.EvalCount >= e.opts.NumCtx {
-			e.traj.write(rec)
+			e.record(rec)
 			return end(ExitContext, "the conversation filled num_ctx=%d", e.opts.NumCtx)
 		}
 
@@ -236,7 +243,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			if answer == "" && final.EvalCount > endOfTurnTokens {
 				gaveUp := e.emptyReply(step, &rec, final.EvalCount)
 				rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
-				e.traj.write(rec)
+				e.record(rec)
 				if gaveUp {
 					// Not ExitDone: the model never finished, and done would let the editor
 					// apply its partial changes with an "answer" it never wrote. The editor
@@ -247,7 +254,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			}
 			res.Answer = answer
 			rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
-			e.traj.write(rec)
+			e.record(rec)
 			return end(ExitDone, "")
 		}
 		e.emptyReplies = 0
@@ -258,7 +265,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			tr.Recovered = recovered
 			rec.Tools = append(rec.Tools, tr)
 			if err != nil {
-				e.traj.write(rec)
+				e.record(rec)
 				if ectx.Err() != nil {
 					return stopped()
 				}
@@ -266,7 +273,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 			}
 			e.msgs = append(e.msgs, api.Message{Role: "tool", ToolName: tr.Name, Content: tr.Result})
 			if e.repeatedFailure(tr) {
-				e.traj.write(rec)
+				e.record(rec)
 				return end(ExitRepeatedError, "the model repeated the same failing %s call %d times", tr.Name, e.failRepeats)
 			}
 		}
@@ -274,7 +281,7 @@ func (e *episode) loop(ctx, ectx context.Context) *Result {
 		e.usage.ToolTime += toolTime
 		rec.TimingMs.Tools = ms(toolTime)
 		rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model - rec.TimingMs.Tools
-		e.traj.write(rec)
+		e.record(rec)
 	}
 }
 
@@ -291,7 +298,7 @@ func (e *episode) chat(ctx context.Context, step int) (api.Message, api.ChatResp
 		Options: map[string]any{
 			"num_ctx":     e.opts.NumCtx,
 			"num_predict": e.opts.MaxTokensPerTurn,
-			"temperature": e.opts.Temperature,
+			"temperature": *e.opts.Temperature,
 			"top_p":       e.opts.TopP,
 			"top_k":       e.opts.TopK,
 		},
@@ -328,9 +335,11 @@ func (e *episode) chat(ctx context.Context, step int) (api.Message, api.ChatResp
 
 // execute runs one call. Mistakes in the call become a failed ToolRecord that the model
 // reads; only a broken sandbox or a cancelled run return an error.
-func (e *episode) execute(ctx context.Context, step int, c rawCall) (ToolRecord, error) {
-	tr := ToolRecord{Name: c.Name, Args: c.Args, Title: c.Name}
+func (e *episode) execute(ctx context.Context, step int, c rawCall) (tr ToolRecord, err error) {
+	tr = ToolRecord{Name: c.Name, Args: c.Args, Title: c.Name}
 	start := time.Now()
+	// On the named result: a deferred write to a local would come after the record was
+	// copied out, and every call would be recorded as taking 0 ms.
 	defer func() { tr.Ms = time.Since(start).Milliseconds() }()
 	fail := func(msg string) (ToolRecord, error) {
 		tr.Failed, tr.Result = true, "Error: "+msg
@@ -424,6 +433,16 @@ func structuredCalls(m api.Message) []rawCall {
 		out = append(out, rawCall{Name: tc.Function.Name, Args: tc.Function.Arguments.ToMap()})
 	}
 	return out
+}
+
+// record writes rec to the trajectory. The first failed write is told to the user at once
+// (a full disk would otherwise lose the training data without a word); Run puts it in the
+// Result too. The episode goes on: its changes are still worth having.
+func (e *episode) record(rec any) {
+	if err := e.traj.write(rec); err != nil && !e.trajFailed {
+		e.trajFailed = true
+		e.notice(fmt.Sprintf("Writing the trajectory %s failed (%v); it is incomplete from here on and must not be used for training.", e.traj.path, err))
+	}
 }
 
 func (e *episode) notice(text string) {

@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
 )
 
@@ -19,7 +20,9 @@ type Task struct {
 	Warm *workspace.Warm
 }
 
-// Options tune a run; zero fields take the defaults of FrogNano's evaluation harness.
+// Options tune a run; zero fields take the defaults of FrogNano's evaluation harness, except
+// where zero means something of its own: those are pointers (Temperature, Think), nil
+// taking the default.
 type Options struct {
 	Model string
 	// NumCtx is sent as num_ctx on every request.
@@ -30,10 +33,12 @@ type Options struct {
 	MaxTokensPerTurn int
 	// MaxTime bounds the whole episode (default 30 minutes).
 	MaxTime time.Duration
-	// Temperature, TopP, TopK: FrogNano's recommended sampling (0.6, 0.95, 20).
-	Temperature float64
-	TopP        float64
-	TopK        int
+	// Temperature: nil takes FrogNano's recommended 0.6; 0 is greedy decoding (rollouts
+	// and evaluations ask for it), so it cannot mean "default". Set it with Temp(0).
+	Temperature *float64
+	// TopP, TopK: FrogNano's recommended sampling (0.95, 20).
+	TopP float64
+	TopK int
 	// Think: nil = on when the model supports thinking; false = never; true = always.
 	Think *bool
 	// Logprobs asks Ollama for per-token log probabilities, recorded in the trajectory.
@@ -44,11 +49,21 @@ type Options struct {
 	// (default DefaultDiskBudget, and at most half of the free space when it begins); a
 	// command that takes more is killed and the model told why.
 	DiskBudget int64
+	// Limits bound each command of the episode (CPU time, memory, processes, file size,
+	// output kept, /tmp); nil means sandbox.DefaultLimits(). Zero fields take their
+	// default, except Memory, where 0 means unlimited (see sandbox.Limits).
+	Limits *sandbox.Limits
 	// WorkDir holds the private copy and the sandbox's home; default a new temp dir,
 	// removed at the end.
 	WorkDir string
-	// Trajectory is the JSON Lines file to write; empty = none.
+	// Trajectory is the JSON Lines file to write; empty = none (unless TrajectoryDir is
+	// set). It is created new: a file that exists already is an error, so that no run
+	// overwrites another's training data.
 	Trajectory string
+	// TrajectoryDir, when Trajectory is empty, receives a trajectory under a name of its
+	// own (the start time in UTC and a random part), so that runs started in the same
+	// second never share a file. Result.Trajectory says which.
+	TrajectoryDir string
 	// KeepCopy leaves the private copy on disk (for debugging); its path is in Result.
 	KeepCopy bool
 	// Explain turns a model error into words for people (what happened, what to do): the
@@ -57,6 +72,12 @@ type Options struct {
 	// OnEvent receives progress; it must not block for long.
 	OnEvent func(Event)
 }
+
+// DefaultTemperature is FrogNano's recommended sampling temperature.
+const DefaultTemperature = 0.6
+
+// Temp is a temperature for Options.Temperature: Temp(0) asks for greedy decoding.
+func Temp(t float64) *float64 { return &t }
 
 func (o Options) withDefaults() Options {
 	if o.NumCtx == 0 {
@@ -71,8 +92,8 @@ func (o Options) withDefaults() Options {
 	if o.MaxTime == 0 {
 		o.MaxTime = 30 * time.Minute
 	}
-	if o.Temperature == 0 {
-		o.Temperature = 0.6
+	if o.Temperature == nil {
+		o.Temperature = Temp(DefaultTemperature)
 	}
 	if o.TopP == 0 {
 		o.TopP = 0.95
@@ -122,6 +143,10 @@ type Result struct {
 	Steps   int                `json:"steps"`
 	// Trajectory is where the JSON Lines record went, if anywhere.
 	Trajectory string `json:"trajectory,omitempty"`
+	// TrajectoryError, when set, says that writing the trajectory failed (a full disk,
+	// say): the file holds whole records up to that point only, so it must not be used
+	// as training data. The episode itself went on.
+	TrajectoryError string `json:"trajectory_error,omitempty"`
 	// Copy is the private copy's path when Options.KeepCopy is set.
 	Copy  string `json:"copy,omitempty"`
 	Usage Usage  `json:"usage"`

@@ -62,7 +62,7 @@ func runInCopy(t *testing.T, user, command string) string {
 		t.Fatal(err)
 	}
 	defer ws.Remove()
-	r, err := newRunner(ctx, ws)
+	r, err := newRunner(ctx, ws, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,12 @@
 package agent
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,7 +21,9 @@ import (
 // bump it on any incompatible change.
 //
 // The file is JSON Lines, one record per line, written as the episode goes (a crash leaves
-// every finished step on disk):
+// every finished step on disk). A file without an end record was cut short: by a crash, or
+// by a failed write (a full disk), after which nothing more is written and the run's
+// Result.TrajectoryError says so:
 //
 //	{"type":"start", "version":1, "time", "model", "task":{dir, instruction}, "options", "messages":[system, user]}
 //	{"type":"step", "step":N, "assistant":Message, "tools":[ToolRecord], "tokens":{prompt,output},
@@ -114,27 +121,67 @@ type endRecord struct {
 	EndTime time.Time              `json:"time"`
 }
 
-// trajectory appends records to a file; a nil *trajectory writes nothing. mu guards f.
+// trajectory appends records to a file; a nil *trajectory writes nothing. mu guards f, size
+// and err.
 type trajectory struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	size int64 // bytes of whole records written
+	// err is the first failed write: nothing is written after it, so the file stays a
+	// prefix of whole records that a reader can tell is cut short (no end record).
+	err error
 }
 
-func openTrajectory(path string) (*trajectory, error) {
-	if path == "" {
+// createTrajectory opens a new file for writing, failing if it exists. A variable so that
+// tests can hand the episode a file whose writes fail, as on a full disk.
+var createTrajectory = func(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+}
+
+// openTrajectory creates path, or when it is empty a new file in dir named for start (UTC)
+// and a random part; both empty means no trajectory. O_EXCL: two runs in the same second
+// never write into one file, and a named file that exists is never overwritten.
+func openTrajectory(path, dir string, start time.Time) (*trajectory, error) {
+	if path == "" && dir == "" {
 		return nil, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		f, err := createTrajectory(path)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%s exists already; name a new file (a run never overwrites another's trajectory)", path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &trajectory{path: path, f: f}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
+	stamp := start.UTC().Format("20060102-150405")
+	for range 100 {
+		var rnd [4]byte
+		rand.Read(rnd[:])
+		p := filepath.Join(dir, stamp+"-"+hex.EncodeToString(rnd[:])+".jsonl")
+		f, err := createTrajectory(p)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &trajectory{path: p, f: f}, nil
 	}
-	return &trajectory{f: f}, nil
+	return nil, fmt.Errorf("no new file name found in %s", dir)
 }
 
-// write appends one record and syncs it, so a reader (or a crash) sees whole steps.
+// write appends one record and syncs it, so a reader (or a crash) sees whole steps. After
+// a failure it writes nothing more and returns that first error again; a record that went
+// in half is cut off.
 func (t *trajectory) write(rec any) error {
 	if t == nil {
 		return nil
@@ -145,10 +192,36 @@ func (t *trajectory) write(rec any) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, err := t.f.Write(append(b, '\n')); err != nil {
-		return err
+	if t.err != nil {
+		return t.err
 	}
-	return t.f.Sync()
+	if _, err := t.f.Write(append(b, '\n')); err != nil {
+		t.fail(err)
+		return t.err
+	}
+	if err := t.f.Sync(); err != nil {
+		t.fail(err)
+		return t.err
+	}
+	t.size += int64(len(b) + 1)
+	return nil
+}
+
+// fail records err and cuts the file back to its whole records (best effort: on a full
+// disk truncating still works, since it frees space).
+func (t *trajectory) fail(err error) {
+	t.err = err
+	t.f.Truncate(t.size)
+}
+
+// failure is the first failed write, or nil.
+func (t *trajectory) failure() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 func (t *trajectory) close() error {

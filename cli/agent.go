@@ -23,7 +23,7 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 	apply := fs.Bool("apply", false, "apply the changes to --dir when the episode ends with an answer (exit done)")
 	applyIncomplete := fs.Bool("apply-incomplete", false, "with --apply: apply the partial changes of an episode that did not finish (a limit, an error, a cancel) too")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	traj := fs.String("trajectory", "", "where to write the trajectory (default: a new file under the cache folder)")
+	traj := fs.String("trajectory", "", "where to write the trajectory, a new file (default: a new file under the cache folder's trajectories/)")
 	maxSteps := fs.Int("max-steps", 100, "most model turns")
 	maxTime := fs.Duration("max-time", 30*time.Minute, "time limit for the whole episode")
 	quiet := fs.Bool("quiet", false, "do not print progress")
@@ -43,12 +43,13 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "frognano agent: %v\n", err)
 		return exitUsage
 	}
+	trajDir := ""
 	if *traj == "" {
-		*traj = filepath.Join(ollama.CacheDir(), "trajectories", time.Now().UTC().Format("20060102-150405")+".jsonl")
+		trajDir = filepath.Join(ollama.CacheDir(), "trajectories")
 	}
 	client, _ := c.Client()
 	res, err := agent.Run(ctx, client, agent.Task{Dir: *dir, Instruction: *task}, agent.Options{
-		Model: c.Model, NumCtx: c.NumCtx, MaxSteps: *maxSteps, MaxTime: *maxTime, Trajectory: *traj,
+		Model: c.Model, NumCtx: c.NumCtx, MaxSteps: *maxSteps, MaxTime: *maxTime, Trajectory: *traj, TrajectoryDir: trajDir,
 		Explain: func(err error) string { return ollama.Explain(err, c).Error() },
 		OnEvent: func(ev agent.Event) {
 			if !*quiet {
@@ -84,6 +85,9 @@ func runAgent(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "answer: %s\n", visible(env.Stderr, res.Answer))
 	}
 	fmt.Fprintf(env.Stderr, "trajectory: %s\n", res.Trajectory)
+	if res.TrajectoryError != "" {
+		fmt.Fprintf(env.Stderr, "frognano agent: %s\n", res.TrajectoryError)
+	}
 	if res.Changes != nil {
 		for _, s := range res.Changes.Skipped {
 			fmt.Fprintf(env.Stderr, "left out: %s: %s\n", visible(env.Stderr, s.Path), s.Why)

@@ -183,6 +183,20 @@ func readTool() api.Tool {
 		Parameters: api.ToolFunctionParameters{Type: "object", Required: []string{"file_path"}, Properties: props}}}
 }
 
+// trajectoryOf is the trajectory a run's stderr names; the file must exist.
+func trajectoryOf(t *testing.T, stderr string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(stderr, "trajectory: ")
+	path, _, _ := strings.Cut(after, "\n")
+	if !ok || path == "" {
+		t.Fatalf("no trajectory named in %q", stderr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestAgentCommand runs `frognano agent --apply` on the demo's sample with the scripted
 // episode: the user's folder changes only at the end, and only with --apply.
 func TestAgentCommand(t *testing.T) {
@@ -216,16 +230,27 @@ func TestAgentCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(short, "calc.go"))
-	out, errOut, code = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--trajectory", traj, "--apply", "--max-steps", "3")
+	// These two take the default trajectory: a new file each, though the same second may
+	// start both.
+	t.Setenv("FROGNANO_CACHE", t.TempDir())
+	out, errOut, code = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--apply", "--max-steps", "3")
+	first := trajectoryOf(t, errOut)
 	if code != exitFailed || !strings.Contains(errOut, "max_steps after 3 steps, 1 files changed") || !strings.Contains(errOut, "not applied") || !strings.Contains(out, "+\treturn a + b") {
 		t.Errorf("--apply after max_steps: code %d\n%s\n%s", code, out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(short, "calc.go")); string(b) != string(before) {
 		t.Errorf("a run that did not finish was applied: %s", b)
 	}
-	_, errOut, _ = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--trajectory", traj, "--apply", "--apply-incomplete", "--max-steps", "3")
+	_, errOut, _ = frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--apply", "--apply-incomplete", "--max-steps", "3")
 	if b, _ := os.ReadFile(filepath.Join(short, "calc.go")); !strings.Contains(string(b), "return a + b") || !strings.Contains(errOut, "applied 1 files") {
 		t.Errorf("--apply-incomplete did not apply: %s\n%s", b, errOut)
+	}
+	if second := trajectoryOf(t, errOut); second == first {
+		t.Errorf("two runs wrote one trajectory file %s", first)
+	}
+	// A named trajectory that exists is never overwritten.
+	if _, errOut, code := frognano(t, env, "agent", "--dir", short, "--task", demo.Instruction, "--trajectory", traj); code != exitFailed || !strings.Contains(errOut, "exists already") {
+		t.Errorf("existing --trajectory: code %d, %q", code, errOut)
 	}
 	if _, errOut, code := frognano(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "agent", "--dir", "/nonexistent", "--task", "x"); code != exitUsage || !strings.Contains(errOut, "--dir /nonexistent is not a folder") {
 		t.Errorf("missing folder: %d %q", code, errOut)
