@@ -158,8 +158,20 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 // instead: for test suites, whose every test is a new repository that would otherwise
 // compile the standard library again. It gives up that separation, so it is not for
 // everyday use.
+//
+// Options.GoCache replaces that cache by two layers, the helper being this program.
 func newRunner(ctx context.Context, ws *workspace.Workspace, opts Options) (*sandbox.Runner, error) {
-	return sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits})
+	so := sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits}
+	if opts.GoCache != nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		if err := opts.GoCache.Sandbox(&so, exe); err != nil {
+			return nil, err
+		}
+	}
+	return sandbox.NewRunner(ctx, so)
 }
 
 // goCacheFor is the Go build cache of the commands run on ws.

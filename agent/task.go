@@ -5,6 +5,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/internal/gocache"
 )
 
 // Task is one job for the agent.
@@ -53,6 +54,12 @@ type Options struct {
 	// output kept, /tmp); nil means sandbox.DefaultLimits(). Zero fields take their
 	// default, except Memory, where 0 means unlimited (see sandbox.Limits).
 	Limits *sandbox.Limits
+	// GoCache, when set, is the Go build cache of the run's commands, in two layers
+	// (internal/gocache): rollouts give every episode a new scratch layer over the trusted
+	// layer of the task's base commit, so that nothing one episode's commands build reaches
+	// another episode or a reward. Default: the repository's own cache, shared by its runs
+	// (sandbox.GoCacheFor), which is faster for the editor but trusts what earlier runs left.
+	GoCache *gocache.Layers
 	// WorkDir holds the private copy and the sandbox's home; default a new temp dir,
 	// removed at the end.
 	WorkDir string

@@ -34,7 +34,8 @@ var fixed = map[string]string{
 var homeTools = map[string]string{"CARGO_HOME": ".cargo", "RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv", "VOLTA_HOME": ".volta"}
 
 // environment builds the command's variables from the parent's (os.Environ form), the
-// private home and tmp, and goEnv (GOPATH, GOMODCACHE, GOCACHE, GOENV as `go env` sees them).
+// private home and tmp, and goEnv (GOPATH, GOMODCACHE, GOCACHE, GOENV as `go env` sees them;
+// GOCACHEPROG when the runner sets one).
 func environment(parent []string, home, tmp string, goEnv map[string]string) []string {
 	in := map[string]string{}
 	for _, kv := range parent {
@@ -68,7 +69,7 @@ func environment(parent []string, home, tmp string, goEnv map[string]string) []s
 			out[k] = d
 		}
 	}
-	for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOENV"} {
+	for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOCACHEPROG", "GOENV"} {
 		if v := goEnv[k]; v != "" {
 			out[k] = v
 		}

@@ -41,6 +41,11 @@ type Options struct {
 	// every caller that sets none: sandbox-go-build in frognano's cache folder
 	// ($FROGNANO_CACHE, else $XDG_CACHE_HOME/frognano, else ~/.cache/frognano).
 	GoCache string
+	// GoCacheProg, when set, is the commands' GOCACHEPROG: a program (with its arguments)
+	// that the go command asks instead of reading GOCACHE itself (internal/gocache, whose
+	// helper reads a trusted layer and writes to GoCache). Its executable must be visible
+	// inside: pass it in ReadOnly.
+	GoCacheProg string
 	// ReadOnly are more files or directories commands may read, at the same path inside the
 	// sandbox: bound read-only in bwrap mode, after the private /tmp, so they may lie under
 	// /tmp or in a hidden place (a home directory, /run); in the other modes they are visible
@@ -98,6 +103,9 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		goCache = filepath.Join(cachedir.Dir(), "sandbox-go-build")
 	}
 	goEnv["GOCACHE"] = goCache
+	if opts.GoCacheProg != "" {
+		goEnv["GOCACHEPROG"] = opts.GoCacheProg
+	}
 	writable := opts.Writable
 	if writable == nil {
 		writable = []string{goCache}

@@ -9,9 +9,11 @@ import (
 	"syscall"
 
 	"github.com/frognano/frognano/cli"
+	"github.com/frognano/frognano/internal/gocache"
 )
 
 func main() {
+	gocache.HelperMain() // when the go command starts frognano as its GOCACHEPROG
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 	stop()

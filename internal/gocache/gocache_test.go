@@ -1,0 +1,223 @@
+package gocache
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/agent/sandbox"
+	"github.com/frognano/frognano/agent/workspace"
+)
+
+func TestMain(m *testing.M) {
+	HelperMain()
+	os.Exit(m.Run())
+}
+
+// files are a small module whose test imports a std package that the test binary's std
+// part does not (the same as agent's TestPoisonedCacheDoesNotFoolTheReward, which shares
+// the trusted layer built from them).
+var files = map[string]string{
+	"go.mod":            "module example.com/m\n\ngo 1.24\n",
+	"calc/calc.go":      "package calc\n\nimport \"hash/adler32\"\n\n// Check is the Adler-32 checksum of b.\nfunc Check(b []byte) uint32 { return adler32.Checksum(b[1:]) }\n",
+	"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestCheck(t *testing.T) {\n\tif got := Check([]byte(\"Wikipedia\")); got != 0x11E60398 {\n\t\tt.Fatalf(\"Check = %#x\", got)\n\t}\n}\n",
+}
+
+func module(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// trustedDst is where the trusted layer of files goes: kept between test runs next to the
+// tests' shared Go cache (FROGNANO_SANDBOX_GOCACHE), since compiling the std packages a
+// test needs takes minutes, keyed by the Go version and the files; Build skips a layer that
+// exists. Without that variable, a new folder (Build builds).
+func trustedDst(t *testing.T) string {
+	shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE")
+	if shared == "" {
+		return filepath.Join(t.TempDir(), "trusted")
+	}
+	h := sha256.New()
+	h.Write([]byte(runtime.Version()))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		h.Write([]byte(name + "\x00" + files[name] + "\x00"))
+	}
+	return filepath.Join(shared+"-trusted", hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+func executable(t testing.TB) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// runIn runs command in the sandbox on a fresh copy of dir, building with l.
+func runIn(t *testing.T, dir string, l Layers, command string) sandbox.Output {
+	t.Helper()
+	ctx := context.Background()
+	ws, err := workspace.Prepare(ctx, dir, filepath.Join(t.TempDir(), "copy"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Remove()
+	opts := sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}}
+	if err := l.Sandbox(&opts, executable(t)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sandbox.NewRunner(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := r.Run(ctx, sandbox.Cmd{Dir: ws.Root, Command: "export GOTOOLCHAIN=local GOFLAGS=\"$GOFLAGS -buildvcs=false\"; " + command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestLayers: the trusted layer serves the standard library to a later run, whose own
+// builds land in its scratch layer only.
+func TestLayers(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := module(t)
+	trusted := trustedDst(t)
+	if err := Build(context.Background(), dir, trusted, executable(t)); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, trusted)
+	scratch := filepath.Join(t.TempDir(), "scratch")
+	out := runIn(t, dir, Layers{Trusted: trusted, Scratch: scratch}, "go test -count=1 ./... ; go list -export -f '{{.ImportPath}} {{.Export}}' hash/adler32 testing ./calc")
+	if !strings.Contains(out.Stdout, "--- FAIL: TestCheck") {
+		t.Fatalf("go test did not run the failing test:\n%s\n%s", out.Stdout, out.Stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.Stdout), "\n") {
+		pkg, export, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(export, "/") {
+			continue // go test's report
+		}
+		layer := trusted
+		if pkg == "example.com/m/calc" {
+			layer = scratch // the repository's own: compiled on this copy
+		}
+		if !strings.HasPrefix(export, layer+string(filepath.Separator)) {
+			t.Errorf("%s came from %s, want the layer %s", pkg, export, layer)
+		}
+	}
+	if !bytes.Equal(before, tree(t, trusted)) {
+		t.Error("a run changed the trusted layer")
+	}
+	if !hasEntries(scratch) {
+		t.Error("nothing was written to the scratch layer")
+	}
+}
+
+// tree lists a folder's files with their sizes and modes, to compare.
+func tree(t *testing.T, dir string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		b.WriteString(p + " " + info.Mode().String() + " " + info.ModTime().String())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestServe: the protocol by hand. A put lands in the scratch layer only; a get prefers the
+// trusted layer; an entry whose body is missing or of another size is a miss.
+func TestServe(t *testing.T) {
+	l := Layers{Trusted: t.TempDir(), Scratch: t.TempDir()}
+	action, output := []byte{0xaa, 1}, []byte{0xbb, 2}
+	// The trusted layer holds action → output with a 3-byte body.
+	if err := writeFile(entryPath(l.Trusted, "o", output), []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(entryPath(l.Trusted, "a", action), []byte("bb02 3 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"ID":1,"Command":"get","ActionID":"qgE="}
+{"ID":2,"Command":"put","ActionID":"qgE=","OutputID":"zAM=","BodySize":2}
+"eHk="
+{"ID":3,"Command":"get","ActionID":"AAA="}
+{"ID":4,"Command":"put","ActionID":"AAA=","OutputID":"zAM=","BodySize":2}
+"eHk="
+{"ID":5,"Command":"get","ActionID":"AAA="}
+{"ID":6,"Command":"close"}
+`
+	var out bytes.Buffer
+	if err := Serve(strings.NewReader(in), &out, l); err != nil {
+		t.Fatal(err)
+	}
+	var got []response
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var r response
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if len(got) != 7 || len(got[0].KnownCommands) != 3 {
+		t.Fatalf("responses %+v", got)
+	}
+	if r := got[1]; r.ID != 1 || r.Miss || r.DiskPath != entryPath(l.Trusted, "o", output) || r.Size != 3 {
+		t.Errorf("get from the trusted layer: %+v", r)
+	}
+	if r := got[2]; r.ID != 2 || !strings.HasPrefix(r.DiskPath, l.Scratch) {
+		t.Errorf("put: %+v", r)
+	}
+	if r := got[3]; r.ID != 3 || !r.Miss {
+		t.Errorf("get of an unknown action: %+v", r)
+	}
+	// The put of the same action went to scratch; the trusted entry still wins.
+	if b, _ := os.ReadFile(entryPath(l.Trusted, "o", output)); string(b) != "abc" {
+		t.Errorf("the trusted body changed: %q", b)
+	}
+	if r := got[5]; r.ID != 5 || r.Miss || r.DiskPath != entryPath(l.Scratch, "o", []byte{0xcc, 3}) {
+		t.Errorf("get of what was put: %+v", r)
+	}
+	if got[6].ID != 6 {
+		t.Errorf("close: %+v", got[6])
+	}
+	// A body of another size than its entry says is a miss.
+	os.WriteFile(entryPath(l.Trusted, "o", output), []byte("abcd"), 0o644)
+	if r := l.get(action); !strings.HasPrefix(r.DiskPath, l.Scratch) {
+		t.Errorf("a trusted entry of the wrong size was served: %+v", r)
+	}
+}
