@@ -7,9 +7,15 @@
 //     removals for Go so far), validated behind one build with a switch;
 //   - task: the task store, a documented, versioned format;
 //   - trainer: the Go client of the Python GRPO + LoRA trainer (trainer/frognano_trainer),
-//     which speaks JSON lines over a pipe.
+//     which speaks JSON lines over a pipe;
+//   - frontier: per-task pass-rate estimates, the choice of groups to train on, the
+//     held-out split, and the controller of the synthesizers' knobs (pure logic, a
+//     versioned state the daemon persists).
 //
-// Still to come: rollouts through agent.Run, the learnability frontier, the held-out gate,
+// Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
+// scratch one per run, so that no episode's command can plant a build result a reward trusts.
+//
+// Still to come: rollouts through agent.Run, the held-out gate,
 // export back into Ollama, the daemon and the report; `frognano finetune --help` says
 // which steps exist.
 package finetune
