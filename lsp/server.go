@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/agent/workspace/keeper"
 	"github.com/frognano/frognano/lsp/document"
 	"github.com/frognano/frognano/ollama"
 )
@@ -54,8 +55,8 @@ type server struct {
 	nextRun int
 	// slot is held by the run in progress: one run per workspace at a time.
 	slot chan struct{}
-	// fresh keeps the next run's copy ready; nil until the first run.
-	fresh *fresh
+	// keeper keeps the next run's copy ready; nil until the first run.
+	keeper *keeper.Keeper
 	// trace is the client's $/setTrace value: "off" (or empty), "messages" or "verbose".
 	trace protocol.TraceValue
 }
@@ -151,11 +152,11 @@ func (s *server) stopAll() {
 	for _, r := range s.runs {
 		r.cancel()
 	}
-	f := s.fresh
-	s.fresh = nil
+	k := s.keeper
+	s.keeper = nil
 	s.mu.Unlock()
-	if f != nil {
-		f.close()
+	if k != nil {
+		k.Close()
 	}
 }
 

@@ -51,10 +51,10 @@ func (s *server) status(ctx context.Context) Status {
 	for _, r := range s.runs {
 		st.Running = append(st.Running, r.title)
 	}
-	f := s.fresh
+	k := s.keeper
 	s.mu.Unlock()
-	if f != nil {
-		st.Workspace = ptr(f.status())
+	if k != nil {
+		st.Workspace = ptr(k.Status())
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

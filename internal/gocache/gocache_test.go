@@ -37,20 +37,24 @@ func module(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTo(t, filepath.Join(dir, name), content)
 	}
 	return dir
+}
+
+func writeTo(t testing.TB, p, content string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // trustedDst is where the trusted layer of files goes: kept between test runs next to the
 // tests' shared Go cache (FROGNANO_SANDBOX_GOCACHE), since compiling the std packages a
 // test needs takes minutes, keyed by the Go version and the files; Build skips a layer that
 // exists. Without that variable, a new folder (Build builds).
-func trustedDst(t *testing.T) string {
+func trustedDst(t testing.TB) string {
 	shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE")
 	if shared == "" {
 		return filepath.Join(t.TempDir(), "trusted")
