@@ -85,7 +85,9 @@ type Config struct {
 	Step float64 `json:"step"`
 	// MinShare is the least share of new tasks any synthesizer gets (default 0.05).
 	MinShare float64 `json:"min_share"`
-	// Synthesizers are the names of the synthesizers to draw from ("mutation", "removal").
+	// Synthesizers are the names of the synthesizers to draw from (finetune/task's
+	// Origin.Synthesizer: "mutation", "removal", "history", "model", "combined"); default
+	// "mutation".
 	Synthesizers []string `json:"synthesizers"`
 	// Ladder is the knob settings, easiest first (default DefaultLadder).
 	Ladder []Setting `json:"ladder"`
