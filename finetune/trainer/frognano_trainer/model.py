@@ -159,6 +159,10 @@ class Policy:
         if self.world.mode != "fsdp":
             base.to(self.device)  # FSDP moves each layer's shard itself: the whole may not fit
         base.config.use_cache = False
+        tc = base.config.get_text_config()
+        if getattr(tc, "final_logit_softcapping", None) or getattr(tc, "logit_scale", None) not in (None, 1, 1.0):
+            # Scorer applies the LM head itself and would skip the scaling
+            raise ConfigError(f"{type(base).__name__} scales or caps its logits, which this trainer does not apply: not supported")
         self.vocab_size = base.config.get_text_config().vocab_size
         self.arch = (base.config.architectures or [type(base).__name__])[0]
         lcfg = peft.LoraConfig(

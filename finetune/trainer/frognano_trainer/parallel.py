@@ -140,10 +140,11 @@ def wrap(module, world, device, dtype, layers):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         module.to(device)
+        # "cuda" is this rank's GPU (start() set it), whose index device may not carry
+        ids = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else None
         # no buffer broadcast: nothing trains a buffer, and a broadcast in forward would
         # make a forward on one rank alone wait for the others
-        return DDP(module, device_ids=[device.index or 0] if device.type == "cuda" else None,
-                   broadcast_buffers=False)
+        return DDP(module, device_ids=ids, broadcast_buffers=False)
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
