@@ -224,6 +224,12 @@ func (r *runner) screenScript(ctx context.Context, c *env.Copy, batch []Mutant) 
 		}
 	}
 	own := func(m Mutant) []string { return r.testFilesFor(m.File, true) }
+	wider := true
+	if r.s.Detection.Runner == env.RunnerPytest {
+		// The clean run's profile picks each mutant's tests among all (pyrunner.py).
+		all := r.testFiles()
+		own, wider = func(Mutant) []string { return all }, false
+	}
 	results, ok := r.runScriptMutants(ctx, c, fmt.Sprintf("%d", r.round), dir, originals, batch, own)
 	if !ok {
 		return out
@@ -240,7 +246,7 @@ func (r *runner) screenScript(ctx context.Context, c *env.Copy, batch []Mutant) 
 			v.reason = RejectTimeout
 		case len(f) == 0:
 			v.reason = RejectSurvived
-			if len(r.testFilesFor(m.File, false)) > 0 {
+			if wider && len(r.testFilesFor(m.File, false)) > 0 {
 				survivors = append(survivors, m)
 			}
 		default:
@@ -476,6 +482,9 @@ var pyRunner []byte
 
 type pyRun struct {
 	ID       int      `json:"id"`
+	Opts     []string `json:"opts,omitempty"`    // pytest's options without the tests
+	Func     string   `json:"func,omitempty"`    // "file:name" of the mutated function
+	Profile  string   `json:"profile,omitempty"` // the clean run's: where its profile goes
 	File     string   `json:"file,omitempty"`
 	Variant  string   `json:"variant,omitempty"`
 	Original string   `json:"original,omitempty"`
@@ -499,6 +508,10 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 		run := pyRun{ID: id, Args: env.PytestArgs(fs, excluded), Timeout: t.Seconds(), Out: base + ".out", Err: base + ".err", RC: base + ".rc"}
 		if m != nil {
 			run.File, run.Variant, run.Original = c.Path(m.File), c.Path(fmt.Sprintf("%s/%d", dir, m.ID)), c.Path(originals[m.File])
+			run.Opts = env.PytestArgs(nil, excluded)
+			run.Func = m.File + ":" + m.Func[strings.LastIndexByte(m.Func, '.')+1:]
+		} else {
+			run.Profile = base + ".profile.json"
 		}
 		runs = append(runs, run)
 	}
@@ -506,7 +519,13 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 	for i := range ms {
 		add(ms[i].ID, files(ms[i]), &ms[i])
 	}
-	spec, err := json.Marshal(map[string]any{"collect": append(env.PytestArgs(union, excluded), "--collect-only", "-q"), "runs": runs})
+	seconds := map[string]float64{}
+	for _, id := range r.passing {
+		file, name := env.SplitID(id)
+		seconds[file+"::"+name] = r.s.Env.Tests[id].Seconds
+	}
+	spec, err := json.Marshal(map[string]any{"collect": append(env.PytestArgs(union, excluded), "--collect-only", "-q"),
+		"runs": runs, "seconds": seconds})
 	if err != nil {
 		return nil, false
 	}

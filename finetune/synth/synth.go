@@ -116,6 +116,9 @@ type Naive struct {
 	NaiveSeconds  float64 `json:"naive_seconds"`
 	Speedup       float64 `json:"speedup"`
 	Agree         bool    `json:"agree"` // both accepted exactly the same candidates
+	// Disagree names the candidates they judged differently, with the switch's reason
+	// ("accepted" when it accepted one the naive way did not).
+	Disagree []string `json:"disagree,omitempty"`
 	// ScreenSeconds is the part of SwitchSeconds spent before the plain confirmations (the
 	// switched builds and runs, and the plain checks of mutants the switch could not
 	// screen); ConfirmSeconds the confirmations of the screen's survivors, one package build
@@ -437,6 +440,11 @@ func (r *runner) compareNaive(ctx context.Context, verdicts []*verdict) (*Naive,
 		}
 		if ok != (v.reason == "") {
 			n.Agree = false
+			why := v.reason
+			if why == "" {
+				why = "accepted"
+			}
+			n.Disagree = append(n.Disagree, fmt.Sprintf("%s:%d %s (%s)", v.m.File, v.m.Line, v.m.Desc, why))
 		}
 		n.Candidates++
 		n.SwitchSeconds += v.seconds
