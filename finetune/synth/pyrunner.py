@@ -79,11 +79,16 @@ def child(run, root):
         tracker = Tracker(root)
         plugins.append(tracker)
         sys.setprofile(tracker.profile)
+        import threading
+        threading.setprofile(tracker.profile)  # calls in the tests' threads count too
     try:
         rc = int(pytest.main(run["args"] + ["--junitxml=" + run["out"]], plugins=plugins))
     except BaseException:
         rc = 3
     sys.setprofile(None)
+    if tracker is not None:
+        import threading
+        threading.setprofile(None)
     signal.setitimer(signal.ITIMER_REAL, 0)
     if tracker is not None:
         with open(run["profile"], "w") as f:
