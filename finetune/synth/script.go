@@ -503,6 +503,9 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 	total := time.Minute
 	add := func(id int, fs []string, m *Mutant) {
 		t := r.scriptTimeout(fs)
+		if m == nil {
+			t = r.suiteTimeout() // the clean run is profiled: several times slower
+		}
 		total += t + 15*time.Second
 		base := c.Path(fmt.Sprintf("%s/%d", outDir, id))
 		run := pyRun{ID: id, Args: env.PytestArgs(fs, excluded), Timeout: t.Seconds(), Out: base + ".out", Err: base + ".err", RC: base + ".rc"}
