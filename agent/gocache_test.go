@@ -126,6 +126,14 @@ func TestPoisonedCacheDoesNotFoolTheReward(t *testing.T) {
 	if err := exec.Command("cp", "-a", episodeScratch+"/.", shared).Run(); err != nil {
 		t.Fatal(err)
 	}
+	// Its top frognano's again (cp took the scratch's owner), so that Layers.Sandbox takes
+	// it as a trusted layer: the control is about what it serves.
+	if err := os.Chown(shared, os.Geteuid(), os.Getegid()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if o := reward(gocache.Layers{Trusted: shared, Scratch: filepath.Join(t.TempDir(), "control")}); o.ExitCode != 0 {
 		t.Errorf("the plant did not fool a shared cache, so this test proves nothing: exit %d\n%s\n%s", o.ExitCode, o.Stdout, o.Stderr)
 	}

@@ -28,9 +28,17 @@ const BuildCommand = `export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false
 // (the standard library, the module cache) and not the repository's own packages, which
 // every run compiles again on its copy; those are the cheap part. A package that does not
 // compile is left out; Build fails only when nothing was built at all.
+//
+// The layer is sealed (seal) before it is renamed into place: frognano's own, its files
+// read-only. A folder at dst that is not sealed (an older frognano's, or one a command put
+// there where it could write) is removed and built again.
 func Build(ctx context.Context, dir, dst, exe string) error {
-	if _, err := os.Stat(dst); err == nil {
+	if why := sealed(dst); why == nil {
 		return nil
+	} else if !errors.Is(why, fs.ErrNotExist) {
+		if err := os.RemoveAll(dst); err != nil { // a link is removed, not followed
+			return fmt.Errorf("gocache: removing the trusted layer to build it again (%v): %w", why, err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
@@ -62,8 +70,11 @@ func Build(ctx context.Context, dir, dst, exe string) error {
 	if !hasEntries(layer) {
 		return fmt.Errorf("gocache: building the trusted layer built nothing (exit %d): %s", out.ExitCode, tail(out.Stderr+out.Stdout, 2000))
 	}
+	if err := seal(layer); err != nil {
+		return err
+	}
 	if err := os.Rename(layer, dst); err != nil {
-		if _, serr := os.Stat(dst); serr == nil {
+		if sealed(dst) == nil {
 			return nil // another Build finished first; both built the same
 		}
 		return err

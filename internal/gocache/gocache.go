@@ -42,13 +42,22 @@ type Layers struct {
 
 // Sandbox sets opts so that the runner's commands build with l: Scratch is their writable
 // GOCACHE, the trusted layer and the helper's executable (exe, this program: os.Executable)
-// are bound read-only, and GOCACHEPROG starts the helper. Writes to the trusted layer are
-// refused only where the sandbox confines writes (Isolation.WriteConfined, bubblewrap):
-// callers that compute rewards must check it.
+// are bound read-only, and GOCACHEPROG starts the helper. Scratch must be new or empty, and
+// Trusted made by Build (sealed). Writes to the trusted layer are refused where the sandbox
+// confines writes (Isolation.WriteConfined, bubblewrap) or where commands run as another
+// user than frognano (root: nobody), whose files they are not; with neither (unshare or no
+// sandbox, frognano not root) a command can rewrite it: callers that compute rewards must
+// check Isolation.WriteConfined.
 func (l Layers) Sandbox(opts *sandbox.Options, exe string) error {
 	prog, err := l.prog(exe)
 	if err != nil {
 		return err
+	}
+	// A scratch layer that holds something already would serve it to this run: a reward
+	// run given the episode's scratch, or one at a path a command could make first, would
+	// trust what a command wrote.
+	if ents, err := os.ReadDir(l.Scratch); err == nil && len(ents) > 0 {
+		return fmt.Errorf("gocache: the scratch layer %s is not empty: give each run a new one", l.Scratch)
 	}
 	if err := os.MkdirAll(l.Scratch, 0o755); err != nil {
 		return err
@@ -57,8 +66,8 @@ func (l Layers) Sandbox(opts *sandbox.Options, exe string) error {
 	opts.GoCacheProg = prog
 	opts.ReadOnly = append(opts.ReadOnly, exe)
 	if l.Trusted != "" {
-		if _, err := os.Stat(l.Trusted); err != nil {
-			return fmt.Errorf("gocache: trusted layer: %w", err)
+		if err := sealed(l.Trusted); err != nil {
+			return fmt.Errorf("gocache: trusted layer: %w (make it with Build)", err)
 		}
 		opts.ReadOnly = append(opts.ReadOnly, l.Trusted)
 	}
