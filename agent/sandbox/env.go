@@ -90,7 +90,7 @@ func environment(parent []string, home, tmp string, goEnv map[string]string) []s
 func goEnvironment(ctx context.Context) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOPATH", "GOMODCACHE", "GOCACHE", "GOENV", "GOROOT").Output()
+	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOPATH", "GOMODCACHE", "GOCACHE", "GOENV", "GOROOT", "GOCACHEPROG").Output()
 	if err != nil {
 		return nil
 	}
@@ -99,6 +99,21 @@ func goEnvironment(ctx context.Context) map[string]string {
 		return nil
 	}
 	return m
+}
+
+// withoutSetting is the go env file at path (none: empty) without its lines setting key.
+func withoutSetting(path, key string) []byte {
+	b, _ := os.ReadFile(path)
+	var out []byte
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if k, _, _ := strings.Cut(line, "="); strings.TrimSpace(k) != key {
+			out = append(out, line...)
+		}
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out
 }
 
 // bashProfile restores PATH in login shells: Debian's /etc/profile resets it, which would

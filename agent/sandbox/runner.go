@@ -103,6 +103,11 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		goCache = filepath.Join(cachedir.Dir(), "sandbox-go-build")
 	}
 	goEnv["GOCACHE"] = goCache
+	// The user's own GOCACHEPROG (`go env -w`, read through GOENV) would take the place of
+	// GOCACHE: the commands' builds would go to the user's cache, or a trusted layer be
+	// skipped. Without one of ours, GOENV becomes a copy of the user's file without it.
+	userProg := goEnv["GOCACHEPROG"]
+	delete(goEnv, "GOCACHEPROG")
 	if opts.GoCacheProg != "" {
 		goEnv["GOCACHEPROG"] = opts.GoCacheProg
 	}
@@ -138,6 +143,11 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.home = filepath.Join(r.base, "home")
+	var goEnvFile []byte // written into the home once it exists
+	if userProg != "" && opts.GoCacheProg == "" {
+		goEnvFile = withoutSetting(goEnv["GOENV"], "GOCACHEPROG")
+		goEnv["GOENV"] = filepath.Join(r.home, ".config", "go", "env")
+	}
 	tmp := filepath.Join(r.base, "tmp")
 	if iso.Mode == ModeBwrap {
 		tmp = "/tmp" // a private tmpfs there
@@ -167,6 +177,15 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	for _, d := range []string{r.home, filepath.Join(r.base, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("sandbox: private home: %w", err)
+		}
+	}
+	if goEnvFile != nil {
+		if err := os.MkdirAll(filepath.Dir(goEnv["GOENV"]), 0o755); err == nil {
+			err = os.WriteFile(goEnv["GOENV"], goEnvFile, 0o644)
+		}
+		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("sandbox: private home: %w", err)
 		}
