@@ -167,3 +167,46 @@ done`
 		t.Error("the command changed the sealed layer")
 	}
 }
+
+// TestEpisodeGoSettingsStayOut: what an episode's command can do to the go command's
+// settings (go env -w, a go env file in its home, GOFLAGS exported) does not reach a
+// later run: each runner has a home of its own and the user's go env file is read-only.
+// Only where the sandbox confines writes: elsewhere go env -w would write the user's own
+// file, which this test must not touch.
+func TestEpisodeGoSettingsStayOut(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	ctx := context.Background()
+	run := func(command string) sandbox.Output {
+		opts := sandbox.Options{}
+		if err := (Layers{Scratch: filepath.Join(t.TempDir(), "scratch")}).Sandbox(&opts, executable(t)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := sandbox.NewRunner(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if !r.Isolation().WriteConfined {
+			t.Skip("the sandbox does not confine writes here: go env -w would write the user's file")
+		}
+		out, err := r.Run(ctx, sandbox.Cmd{Dir: t.TempDir(), Command: command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const show = `go env GOFLAGS GOTOOLCHAIN; go env GOCACHEPROG | cut -d' ' -f2`
+	clean := run(show)
+	plant := run(`go env -w GOFLAGS=-toolexec=/bin/false GOCACHEPROG=/bin/false GOTOOLCHAIN=go1.99.0 2>/dev/null
+mkdir -p "$HOME/.config/go" && printf 'GOFLAGS=-toolexec=/bin/false\nGOCACHEPROG=/bin/false\n' > "$HOME/.config/go/env"
+export GOFLAGS=-toolexec=/bin/false
+GOENV="$HOME/.config/go/env" ` + show)
+	if !strings.Contains(plant.Stdout, "-toolexec=/bin/false") {
+		t.Fatalf("the episode's own settings did not take, so this test proves nothing:\n%s\n%s", plant.Stdout, plant.Stderr)
+	}
+	if later := run(show); later.Stdout != clean.Stdout || !strings.Contains(clean.Stdout, Subcommand) {
+		t.Errorf("a later run's go settings changed: %q, before the episode %q", later.Stdout, clean.Stdout)
+	}
+}
