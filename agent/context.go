@@ -58,6 +58,16 @@ var toolsJSON = sync.OnceValue(func() []byte { b, _ := json.Marshal(apiTools());
 
 func (e *episode) estimate() int { return int(float64(e.promptChars()) * e.tokensPerChar()) }
 
+// ShortenedToolOutput is what an old tool output becomes when the conversation nears
+// num_ctx (the trajectory's "shortened tool output" notes say which): its head and a note.
+// Fine-tuning applies it again to rebuild the prompt the model saw.
+func ShortenedToolOutput(s string) string {
+	if len(s) <= shortenedHead+len(shortenedNote) {
+		return s
+	}
+	return s[:shortenedHead] + shortenedNote
+}
+
 // fitContext shortens old tool outputs when the conversation nears num_ctx. It returns
 // notes for the trajectory, and false when even the shortened conversation cannot fit
 // with room for a reply.
@@ -74,7 +84,7 @@ func (e *episode) fitContext() ([]string, bool) {
 			continue
 		}
 		before := len(m.Content)
-		m.Content = m.Content[:shortenedHead] + shortenedNote
+		m.Content = ShortenedToolOutput(m.Content)
 		est = e.estimate()
 		notes = append(notes, fmt.Sprintf("shortened tool output %d (%s) from %d to %d characters to fit num_ctx=%d", i, m.ToolName, before, len(m.Content), limit))
 	}

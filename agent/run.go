@@ -116,7 +116,7 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 		Task: taskRecord{Dir: ws.Source, Instruction: task.Instruction, Overlays: overlays},
 		Options: optionsRecord{NumCtx: opts.NumCtx, MaxSteps: opts.MaxSteps, MaxTokensPerTurn: opts.MaxTokensPerTurn,
 			MaxTimeS: opts.MaxTime.Seconds(), Temperature: *opts.Temperature, TopP: opts.TopP, TopK: opts.TopK, Think: think},
-		Messages: e.msgs})
+		Tools: apiTools(), Messages: e.msgs})
 
 	ectx, cancel := context.WithTimeout(ctx, opts.MaxTime)
 	defer cancel()

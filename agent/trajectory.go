@@ -25,17 +25,18 @@ import (
 // by a failed write (a full disk), after which nothing more is written and the run's
 // Result.TrajectoryError says so:
 //
-//	{"type":"start", "version":1, "time", "model", "task":{dir, instruction}, "options", "messages":[system, user]}
+//	{"type":"start", "version":1, "time", "model", "task":{dir, instruction}, "options", "tools":[…], "messages":[system, user]}
 //	{"type":"step", "step":N, "assistant":Message, "tools":[ToolRecord], "tokens":{prompt,output},
 //	 "timing_ms":{model,tools,overhead}, "done_reason", "logprobs":[…] (when asked), "notes":[…]}
 //	{"type":"end", "exit", "error", "answer", "steps", "diff", "files":[{kind,path,old_path,base_hash}], "usage"}
 //
-// Messages are Ollama's api.Message. The conversation is start.messages followed by, for
-// each step, the assistant message and then one "tool" message per ToolRecord.
+// Messages are Ollama's api.Message; tools are the api.Tools sent with every request (the
+// prompts cannot be rebuilt without them). The conversation is start.messages followed by,
+// for each step, the assistant message and then one "tool" message per ToolRecord.
 //
 // Notes, one line each, say where the conversation the model saw differs from that rule:
-//   - "shortened tool output I (NAME) from A to B characters …": message I was cut to B
-//     characters before this step's request.
+//   - "shortened tool output I (NAME) from A to B characters …": message I was replaced by
+//     [ShortenedToolOutput] of it before this step's request.
 //   - "empty reply N of M: … sent the user message: TEXT": the reply had tokens but no text
 //     and no tool call (Ollama drops a call to a tool it was not offered); the conversation
 //     goes on with a "user" message whose content is TEXT, after this step's assistant
@@ -62,6 +63,7 @@ type startRecord struct {
 	Model    string        `json:"model"`
 	Task     taskRecord    `json:"task"`
 	Options  optionsRecord `json:"options"`
+	Tools    api.Tools     `json:"tools"`
 	Messages []api.Message `json:"messages"`
 }
 

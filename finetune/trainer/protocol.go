@@ -1,6 +1,9 @@
 package trainer
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ProtocolVersion is the version of the JSON-lines protocol this client speaks (README.md);
 // Start refuses a trainer that answers hello with another.
@@ -55,6 +58,10 @@ type RandomModel struct {
 	// InitializerRange is the weights' init std (0: transformers' 0.02, whose nearly flat
 	// next-token distributions make a weak export check).
 	InitializerRange float64 `json:"initializer_range,omitempty"`
+	// TextOutput makes the model generate only printable ASCII, newlines and <|im_end|>
+	// (with the byte tokenizer): a random model otherwise emits bytes that are not whole
+	// UTF-8, whose pieces Ollama's logprobs lose, so no rollout of it can be rebuilt.
+	TextOutput bool `json:"text_output,omitempty"`
 }
 
 // LoRA is the adapter: Target nil means all linear layers.
@@ -139,6 +146,32 @@ type LogprobsRequest struct {
 	Text     string    `json:"text,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
 	TopK     int       `json:"top_k,omitempty"` // default 5, at most 100
+}
+
+// TokenizeRequest asks for the ids of a rollout's texts and output pieces. Each text is
+// tokenized whole, as Ollama tokenizes a prompt (special tokens parsed; the tokenizer's own
+// BOS added unless NoSpecialTokens); each piece must be the text of one token (the pieces
+// of Ollama's per-token logprobs: the model's own tokens).
+type TokenizeRequest struct {
+	Texts           []string   `json:"texts,omitempty"`
+	Pieces          [][]string `json:"pieces,omitempty"`
+	NoSpecialTokens bool       `json:"-"`
+}
+
+// MarshalJSON writes NoSpecialTokens as the protocol's add_special_tokens.
+func (r TokenizeRequest) MarshalJSON() ([]byte, error) {
+	type plain TokenizeRequest
+	return json.Marshal(struct {
+		plain
+		AddSpecialTokens bool `json:"add_special_tokens"`
+	}{plain(r), !r.NoSpecialTokens})
+}
+
+// Tokenized answers a [TokenizeRequest] in its shape: ids per text, and one id per piece,
+// -1 where no single token spells the piece.
+type Tokenized struct {
+	Texts  [][]int `json:"texts"`
+	Pieces [][]int `json:"pieces"`
 }
 
 // Message is one chat message for [LogprobsRequest.Messages].

@@ -286,6 +286,12 @@ func (p *Process) Logprobs(ctx context.Context, req LogprobsRequest) (*NextToken
 	return &r, p.Call(ctx, "logprobs", req, &r)
 }
 
+// Tokenize turns texts and output pieces into the loaded model's token ids.
+func (p *Process) Tokenize(ctx context.Context, req TokenizeRequest) (*Tokenized, error) {
+	var r Tokenized
+	return &r, p.Call(ctx, "tokenize", req, &r)
+}
+
 // Metrics returns the running totals.
 func (p *Process) Metrics(ctx context.Context) (*Metrics, error) {
 	var r Metrics

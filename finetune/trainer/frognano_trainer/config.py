@@ -132,13 +132,19 @@ class RandomModel:
     # a named full-size config instead of the sizes (PRESETS): the GPU check's random
     # FrogNano-sized model
     preset: str | None = None
+    # generate only printable ASCII, newlines and <|im_end|> (tokenizer.text_only_output):
+    # for tests whose rollouts must be text that Ollama reports exactly
+    text_output: bool = False
 
     @classmethod
     def parse(cls, d):
         w = "load.random"
         fields = ("arch", "seed", "vocab_size", "hidden_size", "intermediate_size",
                   "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
-        d = _take(d, w, fields + ("initializer_range", "preset"))
+        d = _take(d, w, fields + ("initializer_range", "preset", "text_output"))
+        text_output = d.get("text_output", False)
+        if not isinstance(text_output, bool):
+            raise ConfigError(f"{w}.text_output must be true or false")
         if "preset" in d:
             if d["preset"] not in PRESETS:
                 raise ConfigError(f"{w}.preset must be one of {', '.join(PRESETS)}, not {d['preset']!r}")
@@ -157,7 +163,8 @@ class RandomModel:
         if ints["num_attention_heads"] % ints["num_key_value_heads"]:
             raise ConfigError(f"{w}.num_attention_heads must be a multiple of num_key_value_heads")
         return cls(arch=_choice(d, "arch", "llama", RANDOM_ARCHS, w),
-                   seed=_num(d, "seed", 0, w, lo=0, integer=True), initializer_range=init, **ints)
+                   seed=_num(d, "seed", 0, w, lo=0, integer=True), initializer_range=init,
+                   text_output=text_output, **ints)
 
 
 @dataclass

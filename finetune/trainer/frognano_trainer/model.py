@@ -17,7 +17,7 @@ import torch
 
 from . import grpo, parallel
 from .config import Batch, ConfigError, Load
-from .tokenizer import EOT, IM_END, MIN_VOCAB, SPECIALS, byte_tokenizer, load_tokenizer, token_bytes
+from .tokenizer import EOT, IM_END, MIN_VOCAB, SPECIALS, byte_tokenizer, load_tokenizer, text_only_output, token_bytes
 
 log = logging.getLogger("frognano_trainer")
 
@@ -139,6 +139,8 @@ class Policy:
             # a tokenizer for the export and for `logprobs` on text; a vocabulary too small for
             # one (the unit tests' 256) just has none
             self.tokenizer = byte_tokenizer(mcfg.vocab_size) if mcfg.vocab_size >= MIN_VOCAB else None
+            if cfg.random.text_output:
+                text_only_output(base, self.tokenizer)
         elif cfg.gguf is not None:
             # transformers dequantises a GGUF into ordinary weights (fp32 here, then dtype); it
             # needs the gguf package (requirements.lock)

@@ -42,6 +42,7 @@ class Server:
     def __init__(self, world=None):
         self.world = world or parallel.World()
         self.policy = None
+        self.encoder = None  # the tokenize request's, for the loaded policy's tokenizer
         self.done = False
         # set when a request failed in a way the ranks may not agree on (distributed only):
         # the process must end after answering
@@ -54,6 +55,7 @@ class Server:
             "save": self.save,
             "merge_export": self.merge_export,
             "logprobs": self.logprobs,
+            "tokenize": self.tokenize,
             "metrics": self.metrics,
             "shutdown": self.shutdown,
         }
@@ -127,7 +129,7 @@ class Server:
         cfg = Load.parse(params)
         from .model import Policy
 
-        self.policy = None  # free the previous model before building the next
+        self.policy = self.encoder = None  # free the previous model before building the next
         self.policy = Policy(cfg, self.world)
         return self.policy.describe()
 
@@ -153,6 +155,14 @@ class Server:
 
     def logprobs(self, params):
         return self._need_policy().next_token_logprobs(params)
+
+    def tokenize(self, params):
+        from .encode import Encoder, tokenize
+
+        policy = self._need_policy()
+        if self.encoder is None and policy.tokenizer is not None:
+            self.encoder = Encoder(policy.tokenizer)
+        return tokenize(self.encoder, params)
 
     def metrics(self, params):
         extra = set(params) - {"adapter_digest"}

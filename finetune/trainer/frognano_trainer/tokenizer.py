@@ -84,6 +84,29 @@ def byte_tokenizer(vocab_size):
     return t
 
 
+def text_only_output(model, tokenizer, scale=6.0):
+    """Makes a random model generate text only: printable ASCII, newlines and <|im_end|>.
+
+    A random model samples byte tokens that are not whole UTF-8 about half the time; Ollama
+    reports such pieces as U+FFFD, their bytes lost, so no rollout of it could be rebuilt
+    token by token. The output rows of every other token are zeroed (logit 0) and the text
+    tokens' rows scaled up (logits of std about 6 x 0.2 x sqrt(hidden)), so the best text
+    token outweighs all the others together by orders of magnitude at every position.
+    """
+    import torch
+
+    if tokenizer is None:
+        raise ConfigError("load.random.text_output needs the byte tokenizer (vocab_size >= %d)" % MIN_VOCAB)
+    keep = [b for b in range(256) if 0x20 <= b < 0x7F or b == 0x0A]
+    keep += [256 + SPECIALS.index(IM_END)] + [tokenizer.convert_tokens_to_ids(a + b) for a, b in MERGES]
+    w = model.get_output_embeddings().weight
+    with torch.no_grad():
+        mask = torch.zeros(w.shape[0], dtype=torch.bool, device=w.device)
+        mask[keep] = True
+        w[~mask] = 0
+        w[mask] *= scale
+
+
 def load_tokenizer(folder):
     """The tokenizer saved with a model folder, or None when it has none."""
     if not any(os.path.exists(os.path.join(folder, f)) for f in ("tokenizer.json", "tokenizer.model")):
