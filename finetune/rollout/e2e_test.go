@@ -148,6 +148,8 @@ func trainOnRollouts(ctx context.Context, t *testing.T, srv *ollamatest.Server, 
 		}
 	}
 
+	cachedPromptCount(ctx, t, srv.Client, p, fmt.Sprintf("tiny-%s-%s:0", arch, formats[0].name))
+
 	probe := trainer.LogprobsRequest{Tokens: batch.Rollouts[0].Tokens[:len(batch.Rollouts[0].Tokens)-1]}
 	before, err := p.Logprobs(ctx, probe)
 	if err != nil {
@@ -187,4 +189,41 @@ func trainOnRollouts(ctx context.Context, t *testing.T, srv *ollamatest.Server, 
 	t.Logf("%s: %d rollouts, %d GRPO steps, next-token logprob %.4f -> %.4f; %s answered %q (%d tokens); %v in all",
 		arch, len(batch.Rollouts), steps, before.Top[0].Logprob, after.Top[0].Logprob, name,
 		resp.Message.Thinking+resp.Message.Content, resp.EvalCount, time.Since(start).Round(time.Millisecond))
+}
+
+// cachedPromptCount measures what prompt_eval_count counts when Ollama can reuse its cache:
+// a second request that extends the first (its reply and a new user message; the runner
+// holds the first prompt's prefix) must report the whole prompt's token count, not only
+// the tokens evaluated after the cached prefix. (The reuse itself does not show in the
+// prompt eval times of so tiny a model on a loaded machine; both runners count
+// numPromptInputs, the tokenized prompt, before the cache is consulted.)
+func cachedPromptCount(ctx context.Context, t *testing.T, c *api.Client, p *trainer.Process, model string) {
+	t.Helper()
+	f := formatOf(t, c, model)
+	msgs := []api.Message{{Role: "user", Content: "Count the files in this repository, please."}}
+	opts := map[string]any{"num_predict": 6, "num_ctx": 1024, "temperature": 0}
+	var counts []int
+	var evalMs []float64
+	for range 2 {
+		var resp api.ChatResponse
+		if err := c.Chat(ctx, &api.ChatRequest{Model: model, Messages: msgs, Stream: new(bool), Options: opts},
+			func(r api.ChatResponse) error { resp = r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		prompt, err := f.Prompt(msgs, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := p.Tokenize(ctx, trainer.TokenizeRequest{Texts: []string{prompt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids.Texts[0]) != resp.PromptEvalCount {
+			t.Fatalf("request %d: prompt_eval_count %d, the prompt is %d tokens", len(counts)+1, resp.PromptEvalCount, len(ids.Texts[0]))
+		}
+		counts = append(counts, resp.PromptEvalCount)
+		evalMs = append(evalMs, float64(resp.PromptEvalDuration.Microseconds())/1000)
+		msgs = append(msgs, resp.Message, api.Message{Role: "user", Content: "And again?"})
+	}
+	t.Logf("%s: prompt_eval_count %v = the whole prompts' token counts (prompt eval %v ms)", model, counts, evalMs)
 }

@@ -28,7 +28,7 @@ class Encoder:
     def piece(self, s):
         """The id of the one token whose text is s, or -1 when no single token spells it."""
         ids = self.tok(s, add_special_tokens=False)["input_ids"]
-        if len(ids) == 1:
+        if len(ids) == 1 and token_bytes(self.tok, ids[0]) == s.encode():
             return ids[0]
         if self._by_bytes is None:
             m = {}
