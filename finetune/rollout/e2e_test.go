@@ -73,7 +73,7 @@ func importAs(ctx context.Context, t *testing.T, c *api.Client, name, dir string
 func TestTrainOnAgentRollouts(t *testing.T) {
 	py := trainerPython(t)
 	srv := ollamatest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // 6 minutes at load 25
 	defer cancel()
 	p, _, err := trainer.Start(ctx, trainer.Options{Python: py})
 	if err != nil {
