@@ -91,7 +91,11 @@ func (r *runner) finishTask(ctx context.Context, t *task.Task, funcs []funcRef, 
 		changed = append(changed, task.Change{Path: m[1]})
 	}
 	t.Features.Packages = len(r.packagesOf(changed))
-	if r.opts.IssueModel != nil {
+	// After one failure the model is not asked again in this run: a model that hangs would
+	// otherwise cost every task the call's time limit.
+	if r.opts.IssueModel != nil && r.issueErrors > 0 {
+		r.issueErrors++
+	} else if r.opts.IssueModel != nil {
 		if text, err := r.symptom(ctx, t.FailToPass, output); err == nil {
 			issues = append(issues, task.Issue{Level: HintSymptom, Text: text})
 		} else {
@@ -130,7 +134,7 @@ func (r *runner) symptom(ctx context.Context, failToPass []string, output map[st
 			break
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	stream := false
 	var reply strings.Builder

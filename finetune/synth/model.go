@@ -93,6 +93,12 @@ func (r *runner) modelNext(ctx context.Context, sum *Summary, tries int) func() 
 func (r *runner) modelCandidate(ctx context.Context, tg modelTarget) (*patchCandidate, string) {
 	r.opts.Progress(Progress{Phase: SynthModel, Text: "the model breaks " + tg.fn})
 	opts := agent.Options{Model: r.opts.ModelName, MaxSteps: 30, MaxTime: 15 * time.Minute, NumCtx: r.opts.ModelNumCtx}
+	if r.opts.ModelMaxSteps > 0 {
+		opts.MaxSteps = r.opts.ModelMaxSteps
+	}
+	if r.opts.ModelMaxTime > 0 {
+		opts.MaxTime = r.opts.ModelMaxTime
+	}
 	res, err := agent.Run(ctx, r.opts.Model, agent.Task{Dir: r.s.Checkout.Dir, Instruction: modelPrompt(tg.file, tg.fn)}, opts)
 	if err != nil || res.Changes == nil {
 		return nil, RejectModel

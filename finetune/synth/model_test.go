@@ -2,10 +2,13 @@ package synth
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
@@ -111,5 +114,35 @@ func TestCleanSymptom(t *testing.T) {
 	}
 	if _, err := cleanSymptom("<think>hmm</think> ok", nil); err == nil {
 		t.Error("an empty report was accepted")
+	}
+}
+
+// failingModel answers every chat with an error, as a model that hangs does at its limit.
+type failingModel struct{ calls int }
+
+func (m *failingModel) Chat(context.Context, *api.ChatRequest, api.ChatResponseFunc) error {
+	m.calls++
+	return errors.New("the model did not answer")
+}
+
+func (m *failingModel) Show(context.Context, *api.ShowRequest) (*api.ShowResponse, error) {
+	return nil, errors.New("no")
+}
+
+// TestSymptomFallback: when the model cannot write the symptom, the task gets the nearest
+// level there is, and the model is asked once per run, not once per task.
+func TestSymptomFallback(t *testing.T) {
+	m := &failingModel{}
+	r := &runner{s: &env.Session{Env: &env.Env{Packages: map[string]env.Package{}, Tests: map[string]env.Result{}},
+		Checkout: &env.Checkout{Dir: t.TempDir()}}, opts: Options{IssueModel: m, IssueModelName: "x", HintLevel: HintSymptom}}
+	for i := 0; i < 2; i++ {
+		tk := &task.Task{FailToPass: []string{"p TestA"}}
+		r.finishTask(context.Background(), tk, nil, []task.Issue{{Level: 0, Text: "zero"}, {Level: 1, Text: "one"}}, nil)
+		if tk.Issue.Level != HintOutput || tk.Features.HintLevel != HintOutput || len(tk.OtherIssues) != 1 || tk.OtherIssues[0].Level != 0 {
+			t.Errorf("task %d: issue %+v, others %+v", i, tk.Issue, tk.OtherIssues)
+		}
+	}
+	if m.calls != 1 || r.issueErrors != 2 {
+		t.Errorf("%d calls, %d errors: want 1 and 2", m.calls, r.issueErrors)
 	}
 }

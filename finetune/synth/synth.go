@@ -37,6 +37,9 @@ type Options struct {
 	ModelName   string
 	ModelNumCtx int
 	ModelTries  int
+	// ModelMaxSteps and ModelMaxTime bound each episode (defaults 30 turns, 15 minutes).
+	ModelMaxSteps int
+	ModelMaxTime  time.Duration
 	// IssueModel, when set, writes every task's HintSymptom issue (IssueModelName on it).
 	IssueModel     agent.Model
 	IssueModelName string
