@@ -33,34 +33,45 @@ func (r *runner) combineCandidates(ctx context.Context, store *task.Store, sum *
 	rng := rand.New(rand.NewPCG(r.opts.Seed, 0xc0b1))
 	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
 	pool = pool[:min(len(pool), maxCombinePool)]
-	// The first pass uses each task at most once, so that the pairs spread over the pool
-	// (in order, the first task would be in every pair); the second takes the pairs left.
+	var out []*patchCandidate
+	for _, p := range pairOrder(pool) {
+		if len(out) >= tries {
+			break
+		}
+		a, b := pool[p[0]], pool[p[1]]
+		sum.Candidates[SynthCombined]++
+		pc := r.combine(ctx, a, b)
+		if pc == nil {
+			sum.reject(SynthCombined, RejectRevert) // the second patch does not apply after the first
+			continue
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+// pairOrder is the order to try the pairs of pool that are apart in: first pairs that use
+// each task at most once, so that the pairs spread over the pool (in plain order the first
+// task would be in every pair), then the pairs left.
+func pairOrder(pool []*task.Task) [][2]int {
 	used := make([]bool, len(pool))
 	tried := map[[2]int]bool{}
-	var out []*patchCandidate
+	var out [][2]int
 	for pass := 0; pass < 2; pass++ {
-		for i := 0; i < len(pool) && len(out) < tries; i++ {
-			for j := i + 1; j < len(pool) && len(out) < tries; j++ {
+		for i := range pool {
+			for j := i + 1; j < len(pool); j++ {
 				if tried[[2]int{i, j}] || (pass == 0 && (used[i] || used[j])) {
 					continue
 				}
 				tried[[2]int{i, j}] = true
-				a, b := pool[i], pool[j]
-				if !apart(a, b) {
-					continue
+				if apart(pool[i], pool[j]) {
+					used[i], used[j] = true, true
+					out = append(out, [2]int{i, j})
 				}
-				used[i], used[j] = true, true
-				sum.Candidates[SynthCombined]++
-				pc := r.combine(ctx, a, b)
-				if pc == nil {
-					sum.reject(SynthCombined, RejectRevert) // the second patch does not apply after the first
-					continue
-				}
-				out = append(out, pc)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // maxCombinePool bounds the tasks combined pairs are drawn from (the store grows run after

@@ -2,7 +2,7 @@ package synth
 
 import (
 	"context"
-	"slices"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,22 +67,6 @@ func TestCombined(t *testing.T) {
 		}
 		checkTask(t, s, tk)
 	}
-	// The pairs spread over the single tasks: the first two share none (in order, the
-	// first task would be in every pair).
-	var pairs [][]string
-	for _, id := range sum.Tasks {
-		if tk := byID[id]; tk.Features.Synthesizer == SynthCombined {
-			pairs = append(pairs, tk.Origin.Parts)
-		}
-	}
-	if len(pairs) < 2 {
-		t.Fatalf("pairs %v: want two at least", pairs)
-	}
-	for _, x := range pairs[0] {
-		if slices.Contains(pairs[1], x) {
-			t.Errorf("the first two pairs %v and %v share %s", pairs[0], pairs[1], x)
-		}
-	}
 }
 
 func TestApart(t *testing.T) {
@@ -101,5 +85,19 @@ func TestApart(t *testing.T) {
 		if got := apart(c.a, c.b); got != c.want {
 			t.Errorf("apart(%q, %q) = %v", c.a.Patch, c.b.Patch, got)
 		}
+	}
+}
+
+// TestPairOrder: the pairs spread over the tasks before any task is reused, and pairs that
+// are not apart are never made.
+func TestPairOrder(t *testing.T) {
+	mk := func(fn string, line int) *task.Task {
+		return &task.Task{Patch: fmt.Sprintf("--- a/a.go\n+++ b/a.go\n@@ -%d,7 +%d,7 @@\n", line, line), Origin: task.Origin{File: "a.go", Function: fn}}
+	}
+	// 0 and 3 change the same function: never paired.
+	pool := []*task.Task{mk("F", 10), mk("G", 30), mk("H", 50), mk("F", 70)}
+	got := fmt.Sprint(pairOrder(pool))
+	if want := "[[0 1] [2 3] [0 2] [1 2] [1 3]]"; got != want {
+		t.Errorf("pairOrder = %s, want %s", got, want)
 	}
 }
