@@ -159,9 +159,18 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 // compile the standard library again. It gives up that separation, so it is not for
 // everyday use.
 //
-// Options.GoCache replaces that cache by two layers, the helper being this program.
+// Options.GoCache replaces that cache by two layers, the helper being this program. It
+// needs a sandbox that confines writes (bubblewrap): elsewhere a command can rewrite the
+// trusted layer, or another episode's scratch, and the rewards computed with them could
+// not be trusted, which is what the layers are for.
 func newRunner(ctx context.Context, ws *workspace.Workspace, opts Options) (*sandbox.Runner, error) {
-	so := sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits}
+	return newRunnerIn(ctx, ws, opts, "")
+}
+
+// newRunnerIn is newRunner in isolation mode mode ("": the strongest available); tests
+// of the weaker modes force one.
+func newRunnerIn(ctx context.Context, ws *workspace.Workspace, opts Options, mode sandbox.Mode) (*sandbox.Runner, error) {
+	so := sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits, Mode: mode}
 	if opts.GoCache != nil {
 		exe, err := os.Executable()
 		if err != nil {
@@ -171,7 +180,15 @@ func newRunner(ctx context.Context, ws *workspace.Workspace, opts Options) (*san
 			return nil, err
 		}
 	}
-	return sandbox.NewRunner(ctx, so)
+	r, err := sandbox.NewRunner(ctx, so)
+	if err != nil {
+		return nil, err
+	}
+	if iso := r.Isolation(); opts.GoCache != nil && !iso.WriteConfined {
+		r.Close()
+		return nil, fmt.Errorf("Options.GoCache needs the bubblewrap sandbox, the only one that keeps its trusted layer read-only to the episode's commands (rewards computed over a layer they can rewrite cannot be trusted); this machine's is %s: install bubblewrap and check with `frognano doctor`", iso.Summary())
+	}
+	return r, nil
 }
 
 // goCacheFor is the Go build cache of the commands run on ws.
