@@ -26,8 +26,11 @@ import (
 // answers or rejects it, and it neither panics nor hangs. Ollama is at an address where
 // nothing listens, so a run that gets as far as the model fails at once.
 
-// fuzzTimeout bounds one session; a healthy one takes milliseconds.
-const fuzzTimeout = 5 * time.Second
+// fuzzTimeout bounds one session: it tells a hang from a slow session, also while
+// fuzzing, where no test timeout applies. A healthy session takes milliseconds, but a
+// seed that starts a run (a git copy, the sandbox's probes: a dozen processes) took
+// more than 5s under -race at load 25 on 2 cores, so the bound is far above that.
+const fuzzTimeout = time.Minute
 
 // fuzzOptions are the server options of every fuzz session.
 func fuzzOptions(tb testing.TB) Options {

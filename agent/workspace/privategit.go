@@ -49,7 +49,7 @@ func (w *Workspace) private() gitcmd.Repo {
 	// The NTFS and HFS name checks refuse names that are harmless here (git~1), and a
 	// refused name fails the whole `git add`; names like .git are left out before git runs.
 	return gitcmd.Repo{GitDir: w.gitDir, WorkTree: w.Root, Trust: gitcmd.Hostile, Env: identity,
-		Config: []string{"core.protectNTFS=false", "core.protectHFS=false"}}
+		Config: []string{"core.protectNTFS=false", "core.protectHFS=false"}, WaitDelay: w.gitWaitDelay}
 }
 
 // git runs git on frognano's repository of the copy.

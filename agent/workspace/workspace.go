@@ -33,6 +33,9 @@ type Workspace struct {
 	gitDir string
 	// sealed are the hashes of gitDir's configuration files as frognano wrote them.
 	sealed map[string]string
+	// gitWaitDelay is the git commands' gitcmd.Repo.WaitDelay (0: the default); tests under
+	// -race on a loaded machine give more.
+	gitWaitDelay time.Duration
 }
 
 // Prepare copies src into dst (which must not exist or be empty), lays overlays (relative

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -30,6 +31,9 @@ func prepare(t *testing.T, files map[string]string, overlays map[string][]byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// git's output took more than the default 5s to be read after git exited under -race at
+	// load 25 on 2 cores (TestPrunedAndCapped: "WaitDelay expired").
+	w.gitWaitDelay = time.Minute
 	return w, src
 }
 

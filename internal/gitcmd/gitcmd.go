@@ -53,7 +53,14 @@ type Repo struct {
 	// Env is added to the scrubbed environment (author names, say); GIT_* entries in it are
 	// the caller's own choice and kept.
 	Env []string
+	// WaitDelay is how long Run waits, once git has exited or ctx has ended, for its output
+	// to be read (a child that keeps the pipes open must not keep Run waiting); 0 means
+	// DefaultWaitDelay. Tests on a heavily loaded machine give more.
+	WaitDelay time.Duration
 }
+
+// DefaultWaitDelay is Repo.WaitDelay's default.
+const DefaultWaitDelay = 5 * time.Second
 
 // hardening is given on every command line, where it outranks any configuration file.
 var hardening = []string{
@@ -129,7 +136,10 @@ func (r Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.Dir = "/" // never the caller's working directory: git would look for a repository there
 	// Once ctx ends git is killed; a child it started that keeps the pipes open must not
 	// keep Run waiting.
-	cmd.WaitDelay = 5 * time.Second
+	cmd.WaitDelay = r.WaitDelay
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = DefaultWaitDelay
+	}
 	return cmd
 }
 
