@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,11 +65,22 @@ func (e *editor) lastTrajectory() string {
 	if len(files) == 0 {
 		e.t.Fatal("no trajectory written")
 	}
-	b, err := os.ReadFile(files[len(files)-1]) // names start with the time
+	// Names start with the second a run began, then a random part: the newest is the one
+	// written last.
+	newest := slices.MaxFunc(files, func(a, b string) int { return mtime(a).Compare(mtime(b)) })
+	b, err := os.ReadFile(newest)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return string(b)
+}
+
+func mtime(path string) time.Time {
+	st, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
 }
 
 func readyCopies(t *testing.T, dir string) []string {

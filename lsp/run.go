@@ -99,10 +99,12 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 	runAgent := func() (*agent.Result, error) {
 		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays, Warm: warm}, agent.Options{
 			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
-			WorkDir:    s.opts.AgentWorkDir,
-			Explain:    func(err error) string { return ollama.Explain(err, cfg).Error() },
-			Trajectory: filepath.Join(trajDir, time.Now().UTC().Format("20060102-150405.000")+"-"+d.Action+".jsonl"),
-			OnEvent:    prog.event,
+			WorkDir: s.opts.AgentWorkDir,
+			Explain: func(err error) string { return ollama.Explain(err, cfg).Error() },
+			// A name of the agent's own (start time and a random part): two runs of one
+			// action in the same millisecond would share a made-up one, and the second fail.
+			TrajectoryDir: trajDir,
+			OnEvent:       prog.event,
 		})
 	}
 	if warm == nil || !warm.Ready() {
