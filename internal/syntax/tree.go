@@ -120,10 +120,13 @@ func (t *Tree) live() {
 }
 
 // Reparse returns the tree of src, a new version of t's text, reusing the parts of t that
-// the change did not touch: typing a character in a 10,000-line file costs about a
-// millisecond where a full parse costs tens. The change is found by comparing the two
-// texts (their common prefix and suffix), so any src may be given. t stays valid and
-// unchanged; both must be closed. Reparse of a closed tree returns [ErrClosed] (a caller
+// the change did not touch: typing a character in a 10,000-line TypeScript file costs a
+// few milliseconds where a full parse costs tens. Python gains less (~11 ms of CPU against
+// ~65 for a 10,000-line file): tree-sitter reuses no fragile node whole (one built where
+// the parse table has a conflict), and tree-sitter-python's statements and blocks mostly
+// are, so it walks down into every statement of the file and re-lexes their edges. The
+// change is found by comparing the two texts (their common prefix and suffix), so any src
+// may be given. t stays valid and unchanged; both must be closed. Reparse of a closed tree returns [ErrClosed] (a caller
 // that closes an old version while another goroutine updates from it can parse afresh).
 func (t *Tree) Reparse(src []byte) (*Tree, error) {
 	start, oldEnd, newEnd := changed(t.src, src)
