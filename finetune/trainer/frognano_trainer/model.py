@@ -60,7 +60,9 @@ def random_config(r):
         num_hidden_layers=r.num_hidden_layers,
         num_attention_heads=r.num_attention_heads,
         num_key_value_heads=r.num_key_value_heads,
-        max_position_embeddings=4096,
+        # room for the agent's ~4,000-token system prompt and a second turn: Ollama caps
+        # num_ctx at this, and a prompt past it is truncated (not token-exact)
+        max_position_embeddings=16384,
         tie_word_embeddings=False,
     )
     if r.initializer_range is not None:
