@@ -115,16 +115,7 @@ func (r *runner) mutantOf(ctx context.Context, t *task.Task) (Mutant, bool) {
 	if err != nil {
 		return Mutant{}, false
 	}
-	for _, m := range ms {
-		if m.Synthesizer != t.Origin.Synthesizer || m.Operator != t.Origin.Operator || m.Line != t.Origin.Line || m.Desc != t.Origin.Description {
-			continue
-		}
-		v := &verdict{m: m}
-		if r.makePatch(ctx, v) && v.patch == t.Patch {
-			return m, true
-		}
-	}
-	return Mutant{}, false
+	return r.matching(ctx, t, ms)
 }
 
 // scriptMutantOf is mutantOf for a Python or JS/TS repository.
@@ -146,6 +137,12 @@ func (r *runner) scriptMutantOf(ctx context.Context, t *task.Task) (Mutant, bool
 	if err != nil {
 		return Mutant{}, false
 	}
+	return r.matching(ctx, t, ms)
+}
+
+// matching is the mutant among ms that t was made from: same origin, and a patch that is
+// t's to the byte.
+func (r *runner) matching(ctx context.Context, t *task.Task, ms []Mutant) (Mutant, bool) {
 	for _, m := range ms {
 		if m.Synthesizer != t.Origin.Synthesizer || m.Operator != t.Origin.Operator || m.Line != t.Origin.Line || m.Desc != t.Origin.Description {
 			continue

@@ -39,26 +39,10 @@ func (r *runner) modelTargets() []modelTarget {
 			pkgs = append(pkgs, pkg)
 		}
 	}
-	sort.Strings(pkgs)
-	for _, pkg := range pkgs {
-		info := r.s.Env.Packages[pkg]
-		for _, f := range info.GoFiles {
-			file := f
-			if info.Dir != "." {
-				file = info.Dir + "/" + f
-			}
-			src, err := readSource(filepath.Join(r.s.Checkout.Dir, filepath.FromSlash(file)))
-			if err != nil {
-				continue
-			}
-			ms, err := GoMutants(pkg, file, src)
-			if err != nil {
-				continue
-			}
-			for _, m := range ms {
-				if m.Operator == OpRemoveBody {
-					out = append(out, modelTarget{pkg: pkg, file: file, fn: m.Func})
-				}
+	for file, gf := range r.goMutants(pkgs) {
+		for _, m := range gf.mutants {
+			if m.Operator == OpRemoveBody {
+				out = append(out, modelTarget{pkg: m.Package, file: file, fn: m.Func})
 			}
 		}
 	}

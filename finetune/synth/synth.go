@@ -3,9 +3,11 @@ package synth
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -310,47 +312,67 @@ func (r *runner) candidates(sum *Summary, cv *coverage) []Mutant {
 			pkgs = append(pkgs, pkg)
 		}
 	}
-	sort.Strings(pkgs)
 	var out []Mutant
 	id := 0
-	for _, pkg := range pkgs {
-		info := r.s.Env.Packages[pkg]
-		for _, f := range info.GoFiles {
-			file := f
-			if info.Dir != "." {
-				file = info.Dir + "/" + f
-			}
-			src, err := readSource(filepath.Join(r.s.Checkout.Dir, filepath.FromSlash(file)))
-			if err != nil {
+	for file, gf := range r.goMutants(pkgs) {
+		src := gf.src
+		r.sources[file] = src
+		for _, m := range gf.mutants {
+			if !want[m.Synthesizer] {
 				continue
 			}
-			ms, err := GoMutants(pkg, file, src)
-			if err != nil {
+			sum.Candidates[m.Synthesizer]++
+			if !compiles(file, m.Apply(src)) {
+				sum.reject(m.Synthesizer, RejectCompile)
 				continue
 			}
-			r.sources[file] = src
-			for _, m := range ms {
-				if !want[m.Synthesizer] {
-					continue
-				}
-				sum.Candidates[m.Synthesizer]++
-				if !compiles(file, m.Apply(src)) {
-					sum.reject(m.Synthesizer, RejectCompile)
-					continue
-				}
-				if !cv.covers(m, src) {
-					sum.reject(m.Synthesizer, RejectUncovered)
-					continue
-				}
-				id++
-				m.ID = id
-				out = append(out, m)
+			if !cv.covers(m, src) {
+				sum.reject(m.Synthesizer, RejectUncovered)
+				continue
 			}
+			id++
+			m.ID = id
+			out = append(out, m)
 		}
 	}
 	rng := rand.New(rand.NewPCG(r.opts.Seed, 0x5eed))
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
+}
+
+// goFile is one Go file of the checkout with its mutants.
+type goFile struct {
+	src     []byte
+	mutants []Mutant
+}
+
+// goMutants yields, for the packages in sorted order, each non-test Go file the checkout
+// holds (path relative to the root, slash-separated) with its text and mutants; files that
+// cannot be read or parsed are passed over.
+func (r *runner) goMutants(pkgs []string) iter.Seq2[string, goFile] {
+	pkgs = slices.Sorted(slices.Values(pkgs))
+	return func(yield func(string, goFile) bool) {
+		for _, pkg := range pkgs {
+			info := r.s.Env.Packages[pkg]
+			for _, f := range info.GoFiles {
+				file := f
+				if info.Dir != "." {
+					file = info.Dir + "/" + f
+				}
+				src, err := readSource(filepath.Join(r.s.Checkout.Dir, filepath.FromSlash(file)))
+				if err != nil {
+					continue
+				}
+				ms, err := GoMutants(pkg, file, src)
+				if err != nil {
+					continue
+				}
+				if !yield(file, goFile{src, ms}) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // tested is whether some passing test's binary is built from pkg.
