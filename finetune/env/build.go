@@ -36,18 +36,15 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 	// A suite with a hung test takes the whole package time limit per run; the sandbox's
 	// own limit is a backstop for a command that ignores go test's.
 	suiteTimeout := 4*opts.PackageTimeout + 10*time.Minute
-	seen := map[string]map[string]bool{} // TestID → statuses over the runs
+	seen := outcomes{}
 	for run := 1; run <= opts.Runs; run++ {
 		opts.Progress(fmt.Sprintf("test suite, run %d of %d", run, opts.Runs))
 		res, err := e.runSuite(ctx, c, e.Command, suiteTimeout, opts)
 		if err != nil {
 			return nil, err
 		}
+		seen.note(res.Tests)
 		for id, t := range res.Tests {
-			if seen[id] == nil {
-				seen[id] = map[string]bool{}
-			}
-			seen[id][t.Status] = true
 			if old, ok := e.Tests[id]; !ok || t.Seconds > old.Seconds {
 				e.Tests[id] = t
 			}
@@ -69,11 +66,9 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 	// Failing every time: once more on their own, where a test that depends on the order
 	// or on the load of the others shows itself.
 	failing := map[string][]string{}
-	for id, st := range seen {
-		if st[Fail] && !st[Pass] {
-			pkg, name := SplitID(id)
-			failing[pkg] = append(failing[pkg], name)
-		}
+	for _, id := range seen.alwaysFailing() {
+		pkg, name := SplitID(id)
+		failing[pkg] = append(failing[pkg], name)
 	}
 	for pkg, names := range failing {
 		sort.Strings(names)
@@ -81,22 +76,9 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 		if err != nil {
 			return nil, err
 		}
-		for id, t := range ParseGoTestJSON([]byte(out.Stdout)).Tests {
-			if seen[id] != nil {
-				seen[id][t.Status] = true
-			}
-		}
+		seen.noteRerun(ParseGoTestJSON([]byte(out.Stdout)).Tests)
 	}
-	for id, st := range seen {
-		t := e.Tests[id]
-		switch {
-		case st[Hung]:
-			t.Status = Hung
-		case st[Pass] && st[Fail]:
-			t.Status = Flaky
-		}
-		e.Tests[id] = t
-	}
+	seen.apply(e)
 	return e.done(start)
 }
 

@@ -67,13 +67,10 @@ func (s *Session) buildScript(ctx context.Context, c *Copy, e *Env, opts Options
 	e.Sources = scriptSources(s.Checkout.Dir, d.Kind)
 	suiteTimeout := s.suiteTimeout(opts)
 	e.Command = d.ScriptCommand(suiteTimeout, opts.PackageTimeout, nil, nil)
-	seen := map[string]map[string]bool{}
+	seen := outcomes{}
 	note := func(res Results) {
+		seen.note(res.Tests)
 		for id, t := range res.Tests {
-			if seen[id] == nil {
-				seen[id] = map[string]bool{}
-			}
-			seen[id][t.Status] = true
 			if old, ok := e.Tests[id]; !ok || t.Seconds > old.Seconds {
 				e.Tests[id] = t
 			}
@@ -96,35 +93,16 @@ func (s *Session) buildScript(ctx context.Context, c *Copy, e *Env, opts Options
 	}
 	// Failing every time: once more on their own (pytest can name them).
 	if d.Runner == RunnerPytest {
-		var failing []string
-		for id, st := range seen {
-			if st[Fail] && !st[Pass] {
-				failing = append(failing, id)
-			}
-		}
-		sort.Strings(failing)
+		failing := seen.alwaysFailing()
 		if len(failing) > 0 {
 			out, err := c.Run(ctx, d.ScriptCommand(suiteTimeout, opts.PackageTimeout, failing, nil), suiteTimeout+time.Minute)
 			if err != nil {
 				return nil, err
 			}
-			for id, t := range d.ParseScript([]byte(out.Stdout), []byte(out.Stderr), c.WS.Root).Tests {
-				if seen[id] != nil {
-					seen[id][t.Status] = true
-				}
-			}
+			seen.noteRerun(d.ParseScript([]byte(out.Stdout), []byte(out.Stderr), c.WS.Root).Tests)
 		}
 	}
-	for id, st := range seen {
-		t := e.Tests[id]
-		switch {
-		case st[Hung]:
-			t.Status = Hung
-		case st[Pass] && st[Fail]:
-			t.Status = Flaky
-		}
-		e.Tests[id] = t
-	}
+	seen.apply(e)
 	return e, nil
 }
 
