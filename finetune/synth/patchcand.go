@@ -256,7 +256,7 @@ func applyPatches(ctx context.Context, files map[string][]byte, patches ...strin
 	}
 	defer os.RemoveAll(tmp)
 	for p, content := range files {
-		if !safeRelPath(p) {
+		if !task.SafePath(p) {
 			return nil, fmt.Errorf("refusing the path %q", p)
 		}
 		full := filepath.Join(tmp, filepath.FromSlash(p))
@@ -287,18 +287,6 @@ func applyPatches(ctx context.Context, files map[string][]byte, patches ...strin
 		out[p] = b
 	}
 	return out, nil
-}
-
-func safeRelPath(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
-		return false
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == "" || part == "." || part == ".." || strings.EqualFold(part, ".git") {
-			return false
-		}
-	}
-	return true
 }
 
 // wants says which synthesizers the options select.

@@ -33,7 +33,7 @@ func MakePatch(ctx context.Context, changes []Change) (string, error) {
 	defer os.RemoveAll(tmp)
 	var patch strings.Builder
 	for _, c := range changes {
-		if !safePath(c.Path) {
+		if !SafePath(c.Path) {
 			return "", fmt.Errorf("task: refusing the path %q", c.Path)
 		}
 		for side, content := range map[string][]byte{"o": c.Old, "n": c.New} {
@@ -100,7 +100,7 @@ func CheckPatch(ctx context.Context, patch string, changes []Change) error {
 		}
 		err = func() error {
 			for _, c := range changes {
-				if !safePath(c.Path) {
+				if !SafePath(c.Path) {
 					return fmt.Errorf("task: refusing the path %q", c.Path)
 				}
 				p := filepath.Join(tmp, filepath.FromSlash(c.Path))
@@ -143,7 +143,10 @@ func ChangedLines(patch string) int {
 	return n
 }
 
-func safePath(p string) bool {
+// SafePath is whether p is a plain relative path (slash-separated, no empty, "." or ".."
+// part, no .git in any case): what a task's patch may name, and what synthesis may write
+// into a private folder.
+func SafePath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
 		return false
 	}
