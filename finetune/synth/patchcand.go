@@ -50,13 +50,10 @@ type patchCandidate struct {
 
 // patchVerdict is what the plain check decided about a patchCandidate.
 type patchVerdict struct {
-	reason     string
-	patch      string
-	failToPass []string
-	passToPass []string
-	output     map[string]string
-	distance   int
-	seconds    float64
+	runOutcome
+	patch    string
+	distance int
+	seconds  float64
 }
 
 // checkPatch validates pc as a plain patch: the patch applies both ways, and on a fresh
@@ -116,16 +113,9 @@ func (r *runner) checkPatch(ctx context.Context, pc *patchCandidate) *patchVerdi
 			return v
 		}
 	}
-	if res.TimedOut || hung(results) {
-		v.reason = RejectTimeout
+	if !v.outcome(results, ids, res.TimedOut, RejectSurvived) {
 		return v
 	}
-	v.failToPass, v.passToPass = failing(results, ids), passing(results, ids)
-	if len(v.failToPass) == 0 {
-		v.reason = RejectSurvived
-		return v
-	}
-	v.output = results.Output
 	ownSet := map[string]bool{}
 	for _, p := range own {
 		ownSet[p] = true

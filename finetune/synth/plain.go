@@ -66,17 +66,9 @@ func (r *runner) judge(v *verdict, stdout string, timedOut bool) {
 			return
 		}
 	}
-	if timedOut || hung(results) {
-		v.reason = RejectTimeout
+	if !v.outcome(results, ids, timedOut, RejectUnconfirm) {
 		return
 	}
-	v.failToPass = failing(results, ids)
-	v.passToPass = passing(results, ids)
-	if len(v.failToPass) == 0 {
-		v.reason = RejectUnconfirm
-		return
-	}
-	v.output = results.Output
 	for _, id := range v.failToPass {
 		if p, _ := env.SplitID(id); p != m.Package {
 			v.distance = 1

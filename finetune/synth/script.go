@@ -401,18 +401,9 @@ func (r *runner) confirmScript(ctx context.Context, v *verdict, screened bool) {
 		return
 	}
 	results := r.s.Detection.ParseScript([]byte(res.Stdout), []byte(res.Stderr), c.WS.Root)
-	if res.TimedOut || hung(results) {
-		v.reason = RejectTimeout
+	if !v.outcome(results, r.selectedIn(files), res.TimedOut, RejectUnconfirm) {
 		return
 	}
-	ids := r.selectedIn(files)
-	v.failToPass = failing(results, ids)
-	v.passToPass = passing(results, ids)
-	if len(v.failToPass) == 0 {
-		v.reason = RejectUnconfirm
-		return
-	}
-	v.output = results.Output
 	v.distance = 0
 	own := r.testFilesFor(m.File, true)
 	for _, id := range v.failToPass {

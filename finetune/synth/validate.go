@@ -28,16 +28,22 @@ const (
 	RejectDuplicate = "duplicate"
 )
 
-// verdict is what validation decided about one mutant.
-type verdict struct {
-	m          Mutant
+// runOutcome is what a candidate's runs decided: shared by the mutants' verdicts and the
+// plain patches' (history, model, combined).
+type runOutcome struct {
 	reason     string // empty: accepted
 	failToPass []string
 	passToPass []string
 	output     map[string]string // failing tests' output
-	distance   int
-	patch      string
-	seconds    float64 // the validation time charged to this candidate
+}
+
+// verdict is what validation decided about one mutant.
+type verdict struct {
+	m Mutant
+	runOutcome
+	distance int
+	patch    string
+	seconds  float64 // the validation time charged to this candidate
 	// screenedOnly: accepted by the switch and left unconfirmed (Options.LazyConfirm).
 	screenedOnly bool
 	// confirmSeconds is the part of seconds spent confirming a survivor of the screen as a
@@ -89,7 +95,7 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 		var keep []Mutant
 		for _, m := range live {
 			if bad[m.ID] {
-				out[m.ID] = &verdict{m: m, reason: RejectCompile}
+				out[m.ID] = &verdict{m: m, runOutcome: runOutcome{reason: RejectCompile}}
 			} else {
 				keep = append(keep, m)
 			}
@@ -113,7 +119,7 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 	results := r.runJobs(ctx, c, binDir+"/own", own)
 	var wider []Mutant // still to run against the importers' tests
 	for _, m := range live {
-		v := &verdict{m: m, reason: RejectSurvived}
+		v := &verdict{m: m, runOutcome: runOutcome{reason: RejectSurvived}}
 		if _, ok := bins[m.Package]; ok {
 			res, ran := results[m.Package][m.ID]
 			if !ran {
@@ -417,6 +423,23 @@ func passing(res env.Results, ids []string) []string {
 		}
 	}
 	return out
+}
+
+// outcome fills v from a plain run's results over the selected tests ids: a run that timed
+// out or hung is rejected, and so is one where none of ids failed (for ifNone); true when v
+// has its FAIL_TO_PASS and PASS_TO_PASS tests and their output.
+func (v *runOutcome) outcome(results env.Results, ids []string, timedOut bool, ifNone string) bool {
+	if timedOut || hung(results) {
+		v.reason = RejectTimeout
+		return false
+	}
+	v.failToPass, v.passToPass = failing(results, ids), passing(results, ids)
+	if len(v.failToPass) == 0 {
+		v.reason = ifNone
+		return false
+	}
+	v.output = results.Output
+	return true
 }
 
 func hung(res env.Results) bool {
