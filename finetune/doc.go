@@ -10,12 +10,16 @@
 //     which speaks JSON lines over a pipe;
 //   - frontier: per-task pass-rate estimates, the choice of groups to train on, the
 //     held-out split, and the controller of the synthesizers' knobs (pure logic, a
-//     versioned state the daemon persists).
+//     versioned state the daemon persists);
+//   - gate: the held-out gate's rule (a paired test over tasks) that lets a candidate model
+//     replace the one in use only if its held-out pass rate did not fall;
+//   - registry: the books of the models fine-tuning makes (names by repository and step,
+//     digests, the one in use, rollback, keeping the last few), one atomic state file per
+//     repository that the language server reads.
 //
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: rollouts through agent.Run, the held-out gate,
-// export back into Ollama, the daemon and the report; `frognano finetune --help` says
+// Still to come: rollouts through agent.Run, the daemon that runs the loop, and the report; `frognano finetune --help` says
 // which steps exist.
 package finetune
