@@ -20,6 +20,6 @@
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: rollouts through agent.Run, the daemon that runs the loop, and the report; `frognano finetune --help` says
-// which steps exist.
+// Still to come: rollouts through agent.Run, the daemon that runs the loop, and the report;
+// `frognano finetune --help` says which steps exist.
 package finetune
