@@ -29,7 +29,10 @@ var (
 type Checkout struct {
 	Repo   string // the user's repository, absolute, links resolved
 	Commit string // the full hash
-	Dir    string // the exported tree
+	// Tree is the hash of the commit's tree: the same files give the same tree, whatever
+	// the commit (what is built from the files alone can be keyed by it).
+	Tree string
+	Dir  string // the exported tree
 	// Dirty is true when the user's work tree had changes that the commit does not hold.
 	Dirty bool
 }
@@ -56,6 +59,20 @@ func Head(ctx context.Context, repo string) (string, error) {
 // Export writes HEAD's tree of repo (the top of the work tree) under dir, which must not
 // exist. Submodules are left out (their commits are not in this repository).
 func Export(ctx context.Context, repo, dir string) (*Checkout, error) {
+	return export(ctx, repo, "", dir)
+}
+
+// ExportCommit is Export of commit (any name git resolves to a commit of repo) instead of
+// HEAD: a task's base commit, which HEAD may have left behind. Dirty still says whether
+// the work tree differs from HEAD.
+func ExportCommit(ctx context.Context, repo, commit, dir string) (*Checkout, error) {
+	if commit == "" || strings.HasPrefix(commit, "-") {
+		return nil, fmt.Errorf("exporting %s: bad commit %q", repo, commit)
+	}
+	return export(ctx, repo, commit, dir)
+}
+
+func export(ctx context.Context, repo, commit, dir string) (*Checkout, error) {
 	abs, err := filepath.Abs(repo)
 	if err != nil {
 		return nil, err
@@ -63,11 +80,20 @@ func Export(ctx context.Context, repo, dir string) (*Checkout, error) {
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {
 		return nil, err
 	}
-	commit, err := Head(ctx, abs)
+	head, err := Head(ctx, abs)
 	if err != nil {
 		return nil, err
 	}
 	g := userGit(abs)
+	if commit == "" {
+		commit = head
+	} else {
+		out, err := g.Run(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{commit}")
+		if err != nil {
+			return nil, fmt.Errorf("%s: no commit %q", abs, commit)
+		}
+		commit = strings.TrimSpace(string(out))
+	}
 	top, err := g.Run(ctx, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, err
@@ -78,10 +104,14 @@ func Export(ctx context.Context, repo, dir string) (*Checkout, error) {
 	if err != nil {
 		return nil, err
 	}
+	tree, err := g.Run(ctx, nil, "rev-parse", "--verify", commit+"^{tree}")
+	if err != nil {
+		return nil, err
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Checkout{Repo: abs, Commit: commit, Dir: dir, Dirty: len(bytes.TrimSpace(status)) > 0}
+	c := &Checkout{Repo: abs, Commit: commit, Tree: strings.TrimSpace(string(tree)), Dir: dir, Dirty: len(bytes.TrimSpace(status)) > 0}
 	if err := c.write(ctx, g); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("exporting %s at %.12s: %w", abs, commit, err)

@@ -157,3 +157,21 @@ func SafePath(p string) bool {
 	}
 	return true
 }
+
+// Apply applies patch (a task's, -p1) to the tree in dir: frognano's private export of the
+// task's base commit (finetune/env.ExportCommit), never a user's work tree. git apply
+// refuses a patch that does not apply exactly, and paths that leave the tree or pass
+// through a symbolic link.
+func Apply(ctx context.Context, dir, patch string) error {
+	if strings.TrimSpace(patch) == "" {
+		return nil
+	}
+	if _, err := scratch(dir).Run(ctx, []byte(patch), "apply", "--whitespace=nowarn", "-"); err != nil {
+		var gerr *gitcmd.Error
+		if errors.As(err, &gerr) {
+			return fmt.Errorf("task: the patch does not apply to %s: %s", dir, strings.TrimSpace(gerr.Stderr))
+		}
+		return err
+	}
+	return nil
+}

@@ -36,6 +36,23 @@ func TestPatchRoundTrip(t *testing.T) {
 	if _, err := MakePatch(ctx, []Change{{Path: "../x", Old: nil, New: []byte("x")}}); err == nil {
 		t.Fatal("MakePatch accepted ../x")
 	}
+
+	// Apply gives New on a tree holding Old, and refuses to apply it twice.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "calc", "calc.go")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, changes[0].Old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ctx, dir, patch); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(changes[0].New) {
+		t.Fatalf("Apply gave\n%s", got)
+	}
+	if err := Apply(ctx, dir, patch); err == nil || !strings.Contains(err.Error(), "does not apply") {
+		t.Fatalf("a patch applied twice: %v", err)
+	}
 }
 
 func TestStore(t *testing.T) {
