@@ -199,119 +199,137 @@ func goCacheFor(ws *workspace.Workspace) string {
 	return sandbox.GoCacheFor(ws.Source)
 }
 
-// loop is the linear agent loop: ask the model, run its calls, repeat until it answers
-// without calls or a limit ends the episode.
+// ending is how an episode ends: its exit, the reason in words (all but ExitDone) and,
+// for ExitDone, the model's answer.
+type ending struct {
+	exit   Exit
+	reason string
+	answer string
+}
+
+func endWith(exit Exit, format string, a ...any) *ending {
+	return &ending{exit: exit, reason: fmt.Sprintf(format, a...)}
+}
+
+// stopped is the ending of an episode whose context ended: the user cancelled it, or it
+// ran past MaxTime (ectx's deadline).
+func (e *episode) stopped(ctx context.Context) *ending {
+	if ctx.Err() != nil {
+		return endWith(ExitCancelled, "cancelled")
+	}
+	return endWith(ExitMaxTime, "the episode ran past its time limit of %s", e.opts.MaxTime)
+}
+
+// loop is the linear agent loop, in mini-swe-agent's shape: each step asks the model and
+// runs its calls, and returns the step's record and, when the episode is over, its
+// ending; the record is written here, the one place, after every step. Limits checked
+// before a step (time, steps) end the episode without a record, as no step was taken.
 func (e *episode) loop(ctx, ectx context.Context) *Result {
 	res := &Result{}
-	end := func(exit Exit, format string, a ...any) *Result {
-		res.Exit = exit
-		if format != "" {
-			res.Error = fmt.Sprintf(format, a...)
-		}
-		return res
-	}
-	stopped := func() *Result {
-		if ctx.Err() != nil {
-			return end(ExitCancelled, "cancelled")
-		}
-		return end(ExitMaxTime, "the episode ran past its time limit of %s", e.opts.MaxTime)
-	}
 	for step := 1; ; step++ {
-		if ectx.Err() != nil {
-			return stopped()
-		}
-		if step > e.opts.MaxSteps {
-			return end(ExitMaxSteps, "the model used all %d steps without finishing", e.opts.MaxSteps)
-		}
-		res.Steps = step
-		stepStart := time.Now()
-		rec := stepRecord{Type: "step", Step: step}
-		notes, fits := e.fitContext()
-		rec.Notes = notes
-		if !fits {
-			e.record(rec)
-			return end(ExitContext, "the conversation no longer fits num_ctx=%d", e.opts.NumCtx)
-		}
-		e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
-
-		chars := e.promptChars()
-		reply, final, err := e.chat(ectx, step)
-		rec.TimingMs.Model = ms(time.Since(stepStart))
-		if ectx.Err() != nil {
-			return stopped()
-		}
-		if err != nil {
-			e.record(rec)
-			return end(ExitModelError, "%s", e.opts.Explain(err))
-		}
-		e.usage.ModelTime += time.Since(stepStart)
-		e.usage.PromptTokens += final.PromptEvalCount
-		e.usage.OutputTokens += final.EvalCount
-		e.calibrate(chars, final.PromptEvalCount)
-		rec.Assistant, rec.DoneReason, rec.Logprobs = reply, final.DoneReason, final.Logprobs
-		rec.Tokens = tokenCounts{Prompt: final.PromptEvalCount, Output: final.EvalCount, PromptEvalMs: ms(final.PromptEvalDuration)}
-		e.msgs = append(e.msgs, reply)
-
-		if final.DoneReason == "length" {
-			e.record(rec)
-			return end(ExitMaxTokens, "the model's turn reached the limit of %d tokens", e.opts.MaxTokensPerTurn)
-		}
-		if final.PromptEvalCount+final.EvalCount >= e.opts.NumCtx {
-			e.record(rec)
-			return end(ExitContext, "the conversation filled num_ctx=%d", e.opts.NumCtx)
-		}
-
-		calls := structuredCalls(reply)
-		recovered := false
-		if len(calls) == 0 {
-			calls, _ = recoverCalls(reply.Content)
-			recovered = len(calls) > 0
-		}
-		if len(calls) == 0 {
-			answer := stripThinking(reply.Content)
-			if answer == "" && final.EvalCount > endOfTurnTokens {
-				gaveUp := e.emptyReply(step, &rec, final.EvalCount)
-				rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
-				e.record(rec)
-				if gaveUp {
-					// Not ExitDone: the model never finished, and done would let the editor
-					// apply its partial changes with an "answer" it never wrote. The editor
-					// shows "the agent stopped (repeated_failing_call): " and this text.
-					return end(ExitRepeatedError, "the model replied with nothing %d times in a row (possibly calls to a tool it does not have; its tools are Read, Write, Edit, Glob and Bash)", e.emptyReplies)
-				}
-				continue
-			}
-			res.Answer = answer
-			rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
-			e.record(rec)
-			return end(ExitDone, "")
-		}
-		e.emptyReplies = 0
-
-		toolStart := time.Now()
-		for _, c := range calls {
-			tr, err := e.execute(ectx, step, c)
-			tr.Recovered = recovered
-			rec.Tools = append(rec.Tools, tr)
-			if err != nil {
-				e.record(rec)
-				if ectx.Err() != nil {
-					return stopped()
-				}
-				return end(ExitToolError, "%s failed: %v", c.Name, err)
-			}
-			e.msgs = append(e.msgs, api.Message{Role: "tool", ToolName: tr.Name, Content: tr.Result})
-			if e.repeatedFailure(tr) {
-				e.record(rec)
-				return end(ExitRepeatedError, "the model repeated the same failing %s call %d times", tr.Name, e.failRepeats)
+		var end *ending
+		switch {
+		case ectx.Err() != nil:
+			end = e.stopped(ctx)
+		case step > e.opts.MaxSteps:
+			end = endWith(ExitMaxSteps, "the model used all %d steps without finishing", e.opts.MaxSteps)
+		default:
+			res.Steps = step
+			var rec *stepRecord
+			rec, end = e.step(ctx, ectx, step)
+			if rec != nil {
+				e.record(*rec)
 			}
 		}
-		toolTime := time.Since(toolStart)
-		e.usage.ToolTime += toolTime
-		rec.TimingMs.Tools = ms(toolTime)
-		rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model - rec.TimingMs.Tools
-		e.record(rec)
+		if end != nil {
+			res.Exit, res.Error, res.Answer = end.exit, end.reason, end.answer
+			return res
+		}
 	}
+}
+
+// step is one turn: the model's reply and the calls in it, run. It returns the turn's
+// record (nil when there is nothing to record: the run was stopped while the model was
+// answering) and, when the episode ends with this turn, its ending.
+func (e *episode) step(ctx, ectx context.Context, step int) (*stepRecord, *ending) {
+	stepStart := time.Now()
+	rec := &stepRecord{Type: "step", Step: step}
+	notes, fits := e.fitContext()
+	rec.Notes = notes
+	if !fits {
+		return rec, endWith(ExitContext, "the conversation no longer fits num_ctx=%d", e.opts.NumCtx)
+	}
+	e.opts.OnEvent(Event{Kind: EventStep, Step: step, Title: fmt.Sprintf("Step %d", step)})
+
+	chars := e.promptChars()
+	reply, final, err := e.chat(ectx, step)
+	rec.TimingMs.Model = ms(time.Since(stepStart))
+	if ectx.Err() != nil {
+		return nil, e.stopped(ctx)
+	}
+	if err != nil {
+		return rec, endWith(ExitModelError, "%s", e.opts.Explain(err))
+	}
+	e.usage.ModelTime += time.Since(stepStart)
+	e.usage.PromptTokens += final.PromptEvalCount
+	e.usage.OutputTokens += final.EvalCount
+	e.calibrate(chars, final.PromptEvalCount)
+	rec.Assistant, rec.DoneReason, rec.Logprobs = reply, final.DoneReason, final.Logprobs
+	rec.Tokens = tokenCounts{Prompt: final.PromptEvalCount, Output: final.EvalCount, PromptEvalMs: ms(final.PromptEvalDuration)}
+	e.msgs = append(e.msgs, reply)
+
+	if final.DoneReason == "length" {
+		return rec, endWith(ExitMaxTokens, "the model's turn reached the limit of %d tokens", e.opts.MaxTokensPerTurn)
+	}
+	if final.PromptEvalCount+final.EvalCount >= e.opts.NumCtx {
+		return rec, endWith(ExitContext, "the conversation filled num_ctx=%d", e.opts.NumCtx)
+	}
+
+	calls := structuredCalls(reply)
+	recovered := false
+	if len(calls) == 0 {
+		calls, _ = recoverCalls(reply.Content)
+		recovered = len(calls) > 0
+	}
+	if len(calls) == 0 {
+		answer := stripThinking(reply.Content)
+		if answer == "" && final.EvalCount > endOfTurnTokens {
+			gaveUp := e.emptyReply(step, rec, final.EvalCount)
+			rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
+			if gaveUp {
+				// Not ExitDone: the model never finished, and done would let the editor
+				// apply its partial changes with an "answer" it never wrote. The editor
+				// shows "the agent stopped (repeated_failing_call): " and this text.
+				return rec, endWith(ExitRepeatedError, "the model replied with nothing %d times in a row (possibly calls to a tool it does not have; its tools are Read, Write, Edit, Glob and Bash)", e.emptyReplies)
+			}
+			return rec, nil
+		}
+		rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model
+		return rec, &ending{exit: ExitDone, answer: answer}
+	}
+	e.emptyReplies = 0
+
+	toolStart := time.Now()
+	for _, c := range calls {
+		tr, err := e.execute(ectx, step, c)
+		tr.Recovered = recovered
+		rec.Tools = append(rec.Tools, tr)
+		if err != nil {
+			if ectx.Err() != nil {
+				return rec, e.stopped(ctx)
+			}
+			return rec, endWith(ExitToolError, "%s failed: %v", c.Name, err)
+		}
+		e.msgs = append(e.msgs, api.Message{Role: "tool", ToolName: tr.Name, Content: tr.Result})
+		if e.repeatedFailure(tr) {
+			return rec, endWith(ExitRepeatedError, "the model repeated the same failing %s call %d times", tr.Name, e.failRepeats)
+		}
+	}
+	toolTime := time.Since(toolStart)
+	e.usage.ToolTime += toolTime
+	rec.TimingMs.Tools = ms(toolTime)
+	rec.TimingMs.Overhead = ms(time.Since(stepStart)) - rec.TimingMs.Model - rec.TimingMs.Tools
+	return rec, nil
 }
 
 // chat sends the conversation and gathers the streamed reply into one message, reporting
