@@ -58,6 +58,9 @@ func (s *server) runAction(ctx context.Context, d actionData, apply bool) (*prot
 // requestCancelled is the LSP error code for a cancelled request.
 const requestCancelled = -32800
 
+// doRun runs the agent for one action (runAgent) and delivers its result (deliver). The
+// workspace's run slot is held through both: the next action starts once the editor has
+// this one's edit, and works on the files with it.
 func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol.WorkspaceEdit, error) {
 	settings, caps, root := s.snapshotSettings()
 	if root == "" {
@@ -78,72 +81,112 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 	r := s.register(d.Title, cancel)
 	defer s.unregister(r)
 
-	prog := s.beginProgress(ctx, caps, r, "FrogNano: "+d.Title)
-	cfg := settings.ollamaConfig(s.opts.Env)
-	model, err := s.agentModel(cfg)
+	j := &job{d: d, settings: settings, caps: caps, root: root, prog: s.beginProgress(ctx, caps, r, "FrogNano: "+d.Title)}
+	out, err := s.runAgent(ctx, j, task)
+	if out.warm != nil {
+		// The next run's copy is made once this one is over, its edit delivered, not
+		// alongside it.
+		defer out.warm.Prefetch()
+	}
 	if err != nil {
-		prog.end("failed")
 		return nil, err
 	}
-	base := s.openDocuments(root)
+	return s.deliver(ctx, j, out, apply)
+}
+
+// job is one action being run: what was asked, and the settings, editor and folder it
+// runs with.
+type job struct {
+	d        actionData
+	settings Settings
+	caps     clientCaps
+	root     string
+	prog     *progress
+}
+
+// outcome is what runAgent hands to deliver.
+type outcome struct {
+	res *agent.Result
+	// base is the editor's buffers the agent started from: the edit is made against them.
+	base map[string]document.Snapshot
+	// warm is the ready copy the run took, if any; set even when the run failed.
+	warm *workspace.Warm
+}
+
+// runAgent runs the agent on task and returns its result when it finished (ExitDone).
+// Any other end is an error, and the progress is ended with it; a cancelled run's error
+// is context.Canceled.
+func (s *server) runAgent(ctx context.Context, j *job, task string) (outcome, error) {
+	var out outcome
+	cfg := j.settings.ollamaConfig(s.opts.Env)
+	model, err := s.agentModel(cfg)
+	if err != nil {
+		j.prog.end("failed")
+		return out, err
+	}
+	out.base = s.openDocuments(j.root)
 	overlays := map[string][]byte{}
-	for rel, doc := range base {
+	for rel, doc := range out.base {
 		overlays[rel] = []byte(doc.Text)
 	}
-	warm := s.warmFor(ctx, root, settings, caps)
-	if warm != nil {
-		// The next run's copy is made once this one is over, not alongside it.
-		defer warm.Prefetch()
-	}
+	out.warm = s.warmFor(ctx, j.root, j.settings, j.caps)
 	trajDir := filepath.Join(s.cacheDir(), "trajectories")
-	runAgent := func() (*agent.Result, error) {
-		return agent.Run(ctx, model, agent.Task{Dir: root, Instruction: task, Overlays: overlays, Warm: warm}, agent.Options{
-			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: settings.MaxSteps, MaxTime: settings.maxTime(),
+	run := func() (*agent.Result, error) {
+		return agent.Run(ctx, model, agent.Task{Dir: j.root, Instruction: task, Overlays: overlays, Warm: out.warm}, agent.Options{
+			Model: cfg.Model, NumCtx: cfg.NumCtx, MaxSteps: j.settings.MaxSteps, MaxTime: j.settings.maxTime(),
 			WorkDir: s.opts.AgentWorkDir,
 			Explain: func(err error) string { return ollama.Explain(err, cfg).Error() },
 			// A name of the agent's own (start time and a random part): two runs of one
 			// action in the same millisecond would share a made-up one, and the second fail.
 			TrajectoryDir: trajDir,
-			OnEvent:       prog.event,
+			OnEvent:       j.prog.event,
 		})
 	}
-	if warm == nil || !warm.Ready() {
-		prog.report("copying the workspace") // seconds on a large repository
+	if out.warm == nil || !out.warm.Ready() {
+		j.prog.report("copying the workspace") // seconds on a large repository
 	}
-	res, err := runAgent()
-	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && s.offerPull(ctx, caps, cfg, d.Title) {
-		res, err = runAgent()
+	res, err := run()
+	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && s.offerPull(ctx, j.caps, cfg, j.d.Title) {
+		res, err = run()
 	}
 	if err != nil {
-		prog.end("failed")
+		j.prog.end("failed")
 		if errors.Is(err, agent.ErrNoTools) {
-			return nil, fmt.Errorf("%w: choose a model with tool support (setting frognano.model) or import FrogNano with `frognano model import`", err)
+			return out, fmt.Errorf("%w: choose a model with tool support (setting frognano.model) or import FrogNano with `frognano model import`", err)
 		}
-		return nil, ollama.Explain(err, cfg)
+		return out, ollama.Explain(err, cfg)
 	}
-	s.logf(ctx, "%s: %s after %d steps; trajectory %s", d.Title, res.Exit, res.Steps, res.Trajectory)
+	s.logf(ctx, "%s: %s after %d steps; trajectory %s", j.d.Title, res.Exit, res.Steps, res.Trajectory)
 	switch res.Exit {
 	case agent.ExitDone:
 	case agent.ExitCancelled:
-		prog.end("cancelled")
-		return nil, context.Canceled
+		j.prog.end("cancelled")
+		return out, context.Canceled
 	default:
-		prog.end(string(res.Exit))
-		return nil, fmt.Errorf("the agent stopped (%s): %s. Its partial changes were not applied; see the trajectory at %s", res.Exit, res.Error, res.Trajectory)
+		j.prog.end(string(res.Exit))
+		return out, fmt.Errorf("the agent stopped (%s): %s. Its partial changes were not applied; see the trajectory at %s", res.Exit, res.Error, res.Trajectory)
 	}
+	out.res = res
+	return out, nil
+}
 
+// deliver gives the user a finished run's result: an explanation is shown; changes become
+// a WorkspaceEdit, returned for a preview (codeAction/resolve) or, with apply, sent to the
+// editor as workspace/applyEdit. It ends the progress.
+func (s *server) deliver(ctx context.Context, j *job, out outcome, apply bool) (*protocol.WorkspaceEdit, error) {
+	d, res, caps := j.d, out.res, j.caps
 	if d.Action == "explain" {
-		prog.end("done")
+		j.prog.end("done")
 		return nil, s.showAnswer(ctx, caps, d, res.Answer)
 	}
 	if res.Changes == nil || len(res.Changes.Files) == 0 {
-		prog.end("no changes")
+		j.prog.end("no changes")
 		s.show(ctx, protocol.MessageTypeInfo, "FrogNano finished %s without changing files. %s", d.Title, res.Answer)
 		return nil, nil
 	}
-	edit, skipped, err := buildEdit(res.Changes, base, s.docs, root, caps, settings.preview(), d.Title, res.Answer)
+	edit, skipped, err := buildEdit(res.Changes, out.base, s.docs, j.root, caps, j.settings.preview(), d.Title, res.Answer)
 	if err != nil {
-		prog.end("failed")
+		j.prog.end("failed")
 		return nil, err
 	}
 	if len(skipped) > 0 {
@@ -153,12 +196,12 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		s.show(ctx, protocol.MessageTypeWarning, "FrogNano's change for %s touches files that configure tools which may run code on their own (%s): read them before you accept it.", d.Title, strings.Join(tools, ", "))
 	}
 	summary := fmt.Sprintf("%d files changed", len(res.Changes.Files)-len(skipped))
-	links := linkChanges(res.Changes, root)
+	links := linkChanges(res.Changes, j.root)
 	if !apply {
 		if len(links.Files) > 0 {
 			s.show(ctx, protocol.MessageTypeWarning, "FrogNano's change for %s also touches symbolic links, which a previewed edit cannot carry: %s. Turn the preview off to have them applied, or make them yourself.", d.Title, linkNames(links))
 		}
-		prog.end(summary)
+		j.prog.end(summary)
 		return edit, nil
 	}
 	label := "FrogNano: " + d.Title
@@ -167,16 +210,16 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		result, err = s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: *edit})
 	}
 	if err == nil && result.Applied && len(links.Files) > 0 {
-		if lerr := workspace.Apply(root, links); lerr != nil {
+		if lerr := workspace.Apply(j.root, links); lerr != nil {
 			s.show(ctx, protocol.MessageTypeWarning, "FrogNano applied the edit for %s but not its symbolic links: %v", d.Title, lerr)
 		}
 	}
 	switch {
 	case err != nil:
-		prog.end("not applied")
+		j.prog.end("not applied")
 		return nil, fmt.Errorf("sending the edit to the editor: %w", err)
 	case !result.Applied:
-		prog.end("not applied")
+		j.prog.end("not applied")
 		reason := "no reason given"
 		if result.FailureReason != nil {
 			reason = *result.FailureReason
@@ -184,7 +227,7 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 		s.show(ctx, protocol.MessageTypeWarning, "Your editor did not apply FrogNano's change for %s (%s). If you edited the file meanwhile, run the action again.", d.Title, reason)
 		return nil, nil
 	}
-	prog.end(summary)
+	j.prog.end(summary)
 	if res.Answer != "" {
 		s.logf(ctx, "%s: %s", d.Title, res.Answer)
 	}
