@@ -36,7 +36,8 @@ func newEpisode(t *testing.T, srv *ollamatest.Server, files map[string]string) *
 			t.Fatal(err)
 		}
 	}
-	return &episode{t: t, srv: srv, dir: dir, traj: filepath.Join(t.TempDir(), "traj.jsonl")}
+	// srv bound to t: a subtest's model that fails to register fails the subtest.
+	return &episode{t: t, srv: srv.For(t), dir: dir, traj: filepath.Join(t.TempDir(), "traj.jsonl")}
 }
 
 func (e *episode) run(ctx context.Context, name string, arch modelgen.Arch, script modelgen.Script, opts agent.Options) *agent.Result {
@@ -109,9 +110,11 @@ func sampleFiles() map[string]string {
 // reads the file, edits it, runs the tests again and finishes, on the real server and with
 // real commands; the diff is right and the user's folder is untouched.
 func TestFixesFailingGoTest(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	for _, arch := range modelgen.Arches {
 		t.Run(string(arch), func(t *testing.T) {
+			t.Parallel()
 			e := newEpisode(t, srv, sampleFiles())
 			res := e.run(context.Background(), "fix-"+string(arch), arch, demo.Script(), agent.Options{})
 			if res.Exit != agent.ExitDone {
@@ -165,7 +168,8 @@ func TestFixesFailingGoTest(t *testing.T) {
 
 // TestTrajectorySchema checks the records fine-tuning will read.
 func TestTrajectorySchema(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a.txt": "alpha\n"})
 	e.run(context.Background(), "traj", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 		turn(call("Read", map[string]any{"file_path": "a.txt"})),
@@ -203,7 +207,7 @@ func TestTrajectorySchema(t *testing.T) {
 // TestCancelStopsCommand: cancelling during a long command ends the episode within a
 // second, with nothing left running.
 func TestCancelStopsCommand(t *testing.T) {
-	srv := ollamatest.Start(t)
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a.txt": "x\n"})
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelledAt time.Time

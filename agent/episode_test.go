@@ -16,9 +16,11 @@ import (
 // TestThinkingFollowsTheModel: think is sent to a model that supports it (its reasoning is
 // recorded, not answered) and never to one that does not (Ollama would answer 400).
 func TestThinkingFollowsTheModel(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	turns := []modelgen.Turn{{Thinking: "the user wants a greeting", Content: "Hello there."}}
 	t.Run("supported", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a": "a"})
 		res := e.run(context.Background(), "thinker", modelgen.Qwen3, modelgen.Script{Turns: turns}, agent.Options{})
 		if res.Exit != agent.ExitDone || res.Answer != "Hello there." {
@@ -42,6 +44,7 @@ func TestThinkingFollowsTheModel(t *testing.T) {
 		}
 	})
 	t.Run("unsupported", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a": "a"})
 		res := e.run(context.Background(), "plain", modelgen.Qwen3, modelgen.Script{NoThinking: true, Turns: turns}, agent.Options{})
 		if res.Exit != agent.ExitDone {
@@ -57,6 +60,8 @@ func TestThinkingFollowsTheModel(t *testing.T) {
 // TestModelErrors: a model without tools cannot start an episode; a server that dies
 // mid-episode ends it with llm_error instead of hanging.
 func TestModelErrors(t *testing.T) {
+	t.Parallel()
+	// A server of its own: the test stops it mid-episode.
 	srv := ollamatest.Start(t)
 	srv.Scripted("no-tools", modelgen.Llama, modelgen.Script{NoTools: true, Turns: []modelgen.Turn{{Content: "hi there"}}})
 	_, err := agent.Run(context.Background(), srv.Client, agent.Task{Dir: t.TempDir(), Instruction: "x"}, agent.Options{Model: "no-tools"})
@@ -101,7 +106,8 @@ func asStatus(err error, target *api.StatusError) bool {
 // shortened (and the trajectory says so) and the episode goes on; the real server then
 // still sees every turn, or the scripted model would lose its place.
 func TestContextIsShortened(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	files := map[string]string{}
 	var turns []modelgen.Turn
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
@@ -136,7 +142,8 @@ func TestContextIsShortened(t *testing.T) {
 
 // TestLogprobs: when asked, per-token log probabilities are in the trajectory.
 func TestLogprobs(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a": "a"})
 	e.run(context.Background(), "lp", modelgen.Llama, modelgen.Script{Turns: []modelgen.Turn{{Content: "Hello there."}}}, agent.Options{Logprobs: true})
 	lps, _ := e.records()[1]["logprobs"].([]any)
@@ -196,9 +203,11 @@ func stepNotes(e *episode) [][]string {
 // was not offered; the agent must not take the empty reply for the final answer, but tell
 // the model and go on. Both engines, because each counts eval_count in its own code.
 func TestSwallowedCallIsNudged(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	for _, arch := range modelgen.Arches {
 		t.Run(string(arch), func(t *testing.T) {
+			t.Parallel()
 			e := newEpisode(t, srv, map[string]string{"a.txt": "alpha\n"})
 			res, rec := runRecorded(e, "grep-"+string(arch), arch, modelgen.Script{Turns: []modelgen.Turn{
 				turn(call("Grep", map[string]any{"pattern": "alpha"})),
@@ -257,8 +266,10 @@ func TestSwallowedCallIsNudged(t *testing.T) {
 // text, which is no answer either) end the episode as a repeated failure, not as done; a
 // model that ends its turn at once (only the end token) is simply done, as in training.
 func TestEmptyRepliesEndTheEpisode(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	t.Run("twice", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "alpha\n"})
 		res, _ := runRecorded(e, "ls", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 			{Thinking: "search for it", ToolCalls: []modelgen.ToolCall{call("Grep", map[string]any{"pattern": "alpha"})}},
@@ -280,6 +291,7 @@ func TestEmptyRepliesEndTheEpisode(t *testing.T) {
 		}
 	})
 	t.Run("at once", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "alpha\n"})
 		// Past its last turn the scripted model ends its turn at once.
 		res, _ := runRecorded(e, "mute", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{

@@ -73,8 +73,9 @@ func TestPoisonedCacheDoesNotFoolTheReward(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	t.Parallel()
 	ctx := context.Background()
-	srv := ollamatest.Start(t)
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, poisonFiles)
 	trusted := trustedLayer(t, e.dir)
 	before := treeHash(t, trusted)

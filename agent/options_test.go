@@ -27,7 +27,8 @@ func (s *sampling) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatRe
 // TestTemperatureZero: greedy decoding can be asked for (rollouts and evaluations need it);
 // leaving the temperature unset still gives the recommended 0.6.
 func TestTemperatureZero(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	srv.Scripted("temp", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{{Content: "done"}}})
 	for _, c := range []struct {
 		name string
@@ -35,6 +36,7 @@ func TestTemperatureZero(t *testing.T) {
 		want float64
 	}{{"zero", agent.Temp(0), 0}, {"unset", nil, agent.DefaultTemperature}, {"set", agent.Temp(1.2), 1.2}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEpisode(t, srv, map[string]string{"a": "a"})
 			m := &sampling{Client: srv.Client}
 			res, err := agent.Run(context.Background(), m, agent.Task{Dir: e.dir, Instruction: "x"},
@@ -55,7 +57,8 @@ func TestTemperatureZero(t *testing.T) {
 // TestRunLimits: the sandbox limits of a run are the caller's (here the output kept of each
 // command), not always the defaults.
 func TestRunLimits(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a": "a"})
 	res := e.run(context.Background(), "limits", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 		turn(call("Bash", map[string]any{"command": "head -c 5000 /dev/zero | tr '\\0' a"})), {Content: "done"},
@@ -71,7 +74,8 @@ func TestRunLimits(t *testing.T) {
 
 // TestToolCallDurations: each call's ms in the trajectory is how long it took.
 func TestToolCallDurations(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a": "a"})
 	res := e.run(context.Background(), "slow", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 		turn(call("Bash", map[string]any{"command": "sleep 0.4"}), call("Read", map[string]any{"file_path": "missing"})), {Content: "done"},

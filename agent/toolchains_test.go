@@ -17,6 +17,7 @@ import (
 // test suite must still run in it, from the tools the user has (a virtual environment made
 // by pyenv's Python, Node from the system). Go is covered by the demo's test.
 func TestProjectTestsRunInTheSandbox(t *testing.T) {
+	t.Parallel()
 	if iso := sandbox.Detect(context.Background()); iso.Mode != sandbox.ModeBwrap && os.Getenv("CI") != "" {
 		t.Fatalf("CI must test the sandbox under bubblewrap: %s", iso.Summary())
 	}

@@ -17,7 +17,8 @@ import (
 // TestToolsAgainstRealServer drives every tool, and the mistakes a model makes with them,
 // through one scripted episode; each result is what the model would read next.
 func TestToolsAgainstRealServer(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	long := strings.Repeat("line\n", 30)
 	e := newEpisode(t, srv, map[string]string{
 		"src/a.go":   "package src\n\nvar x = 1\nvar y = 1\n",
@@ -101,7 +102,8 @@ func TestToolsAgainstRealServer(t *testing.T) {
 // TestTextFormToolCalls: calls written as text (the XML form FrogNano was trained on, and
 // a bare JSON object) are recovered and run; their arguments are typed by the schema.
 func TestTextFormToolCalls(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	e := newEpisode(t, srv, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	res := e.run(context.Background(), "textcalls", modelgen.Llama, modelgen.Script{Turns: []modelgen.Turn{
 		{Content: "Let me look.\n<function=Read>\n<parameter=file_path>\na.txt\n</parameter>\n<parameter=limit>\n1\n</parameter>\n</function>"},
@@ -125,9 +127,11 @@ func TestTextFormToolCalls(t *testing.T) {
 
 // TestLimits covers the exits other than done.
 func TestLimits(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	readA := turn(call("Read", map[string]any{"file_path": "a.txt"}))
 	t.Run("max steps", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
 		res := e.run(context.Background(), "steps", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{readA, readA, readA, {Content: "end"}}}, agent.Options{MaxSteps: 2})
 		if res.Exit != agent.ExitMaxSteps || res.Steps != 2 {
@@ -135,6 +139,7 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("max tokens per turn", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
 		// The answer is one token and <|im_end|> a second: num_predict 1 cuts the turn.
 		res := e.run(context.Background(), "tokens", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{{Content: "first words"}}},
@@ -144,6 +149,7 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("repeated failing call", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
 		bad := turn(call("Edit", map[string]any{"file_path": "a.txt", "old_string": "zzz", "new_string": "y"}))
 		res := e.run(context.Background(), "stuck", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{bad, bad, bad, bad, {Content: "end"}}}, agent.Options{})
@@ -152,15 +158,17 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("context exhausted", func(t *testing.T) {
+		t.Parallel()
 		big := strings.Repeat("0123456789abcdef\n", 2000) // ~34 kB ≈ 11k tokens by estimate
 		e := newEpisode(t, srv, map[string]string{"big.txt": big})
 		readBig := turn(call("Read", map[string]any{"file_path": "big.txt"}))
-		res := e.run(context.Background(), "ctx", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{readBig, {Content: "end"}}}, agent.Options{NumCtx: 4096})
+		res := e.run(context.Background(), "ctx-exhausted", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{readBig, {Content: "end"}}}, agent.Options{NumCtx: 4096})
 		if res.Exit != agent.ExitContext {
 			t.Errorf("exit %s (%s)", res.Exit, res.Error)
 		}
 	})
 	t.Run("the copy's .git removed", func(t *testing.T) {
+		t.Parallel()
 		// The changes are computed by frognano's own repository of the copy, kept outside
 		// it: whatever the agent does to the copy's .git, the result stands.
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
@@ -172,8 +180,9 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("time limit", func(t *testing.T) {
+		t.Parallel()
 		e := newEpisode(t, srv, map[string]string{"a.txt": "a\n"})
-		res := e.run(context.Background(), "slow", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
+		res := e.run(context.Background(), "slow-time-limit", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 			turn(call("Bash", map[string]any{"command": "sleep 30"})), {Content: "end"},
 		}}, agent.Options{MaxTime: 2 * time.Second})
 		if res.Exit != agent.ExitMaxTime {

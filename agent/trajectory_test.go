@@ -42,7 +42,8 @@ func TestTrajectoryNames(t *testing.T) {
 // TestTrajectoryWriteFails: a trajectory that cannot be written (a full disk: /dev/full)
 // is told to the user as it happens and in the result, and the episode still ends normally.
 func TestTrajectoryWriteFails(t *testing.T) {
-	srv := ollamatest.Start(t)
+	// Not parallel: it replaces createTrajectory for the whole package.
+	srv := ollamatest.Shared(t)
 	srv.Scripted("full", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{{Content: "done"}}})
 	old := createTrajectory
 	createTrajectory = func(string) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }

@@ -17,7 +17,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/lsp/document"
 )
 
@@ -32,7 +31,7 @@ func benchBinary(b *testing.B) (bin, root, cache string) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	bin = frognanotest.Build(b)
+	bin = frognanoBinary(b)
 	root = b.TempDir()
 	files := map[string]string{
 		"go.mod":          "module example.com/calc\n\ngo 1.22\n",
@@ -68,7 +67,7 @@ func initializeLSP(p *lspProcess) error {
 }
 
 // stopLSP shuts the server down the clean way (shutdown, exit) and waits for the process,
-// killing it after 5s.
+// killing it after 60s.
 func stopLSP(b *testing.B, p *lspProcess) {
 	b.Helper()
 	ctx := context.Background()
@@ -78,11 +77,11 @@ func stopLSP(b *testing.B, p *lspProcess) {
 	}
 	select {
 	case <-p.exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.exited
 		if err == nil {
-			err = fmt.Errorf("frognano lsp did not exit within 5s of exit")
+			err = fmt.Errorf("frognano lsp did not exit within 60s of exit")
 		}
 	}
 	p.conn.Close()

@@ -15,6 +15,7 @@ import (
 // parse of a didChange and the code action after it) share one parse, and what they get,
 // updated from earlier versions, is what a fresh parse and a fresh position conversion give.
 func TestFuncCacheVersions(t *testing.T) {
+	t.Parallel()
 	text := bigGoFile(40)
 	pieces := []string{"x", "}", "{", "\n", "\r\n", "// TODO\n", "func g() {}\n", "\tpanic(\"not implemented\")\n", ""}
 	r := rand.New(rand.NewPCG(1, 2))

@@ -16,6 +16,7 @@ import (
 // buildEdit against hostile change sets (found in review): what the agent changed must
 // never make the editor write outside the folder, or lose text the user wrote meanwhile.
 func TestBuildEditRefusesHostileChanges(t *testing.T) {
+	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(root, "del.go"), []byte("user's newer text\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "old.go"), []byte("a\nb\nc\nd\ne\nuser\n"), 0o644)

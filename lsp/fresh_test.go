@@ -98,7 +98,7 @@ func writeFile(t *testing.T, root, rel, content string) {
 	}
 }
 
-// seeNotes is the one command of the scripted model "copier": the edit its run sends
+// seeNotes is the one command of the scripted "copier" models: the edit its run sends
 // (creating or changing seen.txt) shows what the agent's copy of the folder held.
 const seeNotes = "cat notes.txt $(find extra -type f 2>/dev/null) > seen.txt"
 
@@ -107,7 +107,8 @@ const seeNotes = "cat notes.txt $(find extra -type f 2>/dev/null) > seen.txt"
 // which is the one kept ready (watched, refreshed) rather than a new copy; a commit and a
 // branch switch are seen as HEAD changes; closing the server removes the ready copy.
 func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
-	srv := ollamatest.Start(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
 	cfg := scripted(t, srv, "copier", calls(tc("Bash", map[string]any{"command": seeNotes})), modelgen.Turn{Content: "Copied."})
 	e := newEditor(t, sampleWorkspace+"-- notes.txt --\none\n", cfg, capsFull(), nil)
 	git(t, e.root, "init", "-q", "-b", "main")
@@ -216,8 +217,9 @@ func TestRunsSeeChangesMadeOutsideTheEditor(t *testing.T) {
 // TestWatchOff: with the setting off nothing is watched or kept ready, and runs still see
 // the folder as it is.
 func TestWatchOff(t *testing.T) {
-	srv := ollamatest.Start(t)
-	cfg := scripted(t, srv, "copier", calls(tc("Bash", map[string]any{"command": seeNotes})), modelgen.Turn{Content: "Copied."})
+	t.Parallel()
+	srv := ollamatest.Shared(t)
+	cfg := scripted(t, srv, "copier-watch-off", calls(tc("Bash", map[string]any{"command": seeNotes})), modelgen.Turn{Content: "Copied."})
 	e := newEditor(t, sampleWorkspace+"-- notes.txt --\none\n", cfg, capsFull(), map[string]any{"watch": false})
 	e.open("calc.go")
 	if got := e.ask("copy the notes"); got != "one\n" {
@@ -243,8 +245,8 @@ func TestEditorReportsChangesWhenWatchingFails(t *testing.T) {
 		return nil, fmt.Errorf("watching %s: %w", root, watch.ErrLimit)
 	}
 	t.Cleanup(func() { startWatcher = watch.Start })
-	srv := ollamatest.Start(t)
-	cfg := scripted(t, srv, "copier", calls(tc("Bash", map[string]any{"command": seeNotes})), modelgen.Turn{Content: "Copied."})
+	srv := ollamatest.Shared(t)
+	cfg := scripted(t, srv, "copier-editor-reports", calls(tc("Bash", map[string]any{"command": seeNotes})), modelgen.Turn{Content: "Copied."})
 	caps := capsFull()
 	caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: ptr(true)}
 	e := newEditor(t, sampleWorkspace+"-- notes.txt --\none\n", cfg, caps, nil)

@@ -16,6 +16,7 @@ import (
 // (Explain is no refactoring), the server declares them, and a request's "only" filter
 // selects by kind, a parent kind covering its children (the spec's prefix matching).
 func TestActionKinds(t *testing.T) {
+	t.Parallel()
 	e := newEditor(t, sampleWorkspace, ollama.Config{Host: closedAddr(t)}, capsFull(), nil)
 	e.open("calc.go")
 	e.open("calc_test.go")

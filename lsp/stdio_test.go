@@ -16,7 +16,6 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/frognano/frognano/demo"
-	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
@@ -157,11 +156,12 @@ func (p *lspProcess) exitCode(t *testing.T, d time.Duration) int {
 // scripted FrogNano episode on the real Ollama; then the exit codes the spec asks for: 0
 // after shutdown and exit, 1 after exit alone.
 func TestStdioEndToEnd(t *testing.T) {
-	srv := ollamatest.Start(t)
-	srv.Scripted("fixer", modelgen.Qwen3, demo.Script())
-	bin := frognanotest.Build(t)
+	t.Parallel()
+	srv := ollamatest.Shared(t)
+	srv.Scripted("fixer-stdio", modelgen.Qwen3, demo.Script())
+	bin := frognanoBinary(t)
 	cache := t.TempDir()
-	p := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer",
+	p := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer-stdio",
 		"FROGNANO_NUM_CTX=16384", "FROGNANO_CACHE="+cache)
 	p.initialize(t)
 	p.open("calc.go")
@@ -181,7 +181,7 @@ func TestStdioEndToEnd(t *testing.T) {
 	if err := p.server.Exit(context.Background()); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
-	if code := p.exitCode(t, 5*time.Second); code != 0 {
+	if code := p.exitCode(t, 60*time.Second); code != 0 {
 		t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}
 	if fi, err := os.Stat(p.log); err != nil || fi.Size() == 0 {
@@ -189,12 +189,12 @@ func TestStdioEndToEnd(t *testing.T) {
 	}
 
 	// Exit without shutdown: the spec's exit code 1.
-	q := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer", "FROGNANO_CACHE="+cache)
+	q := startLSP(t, bin, sampleWorkspace, "OLLAMA_HOST="+srv.Host, "FROGNANO_MODEL=fixer-stdio", "FROGNANO_CACHE="+cache)
 	q.initialize(t)
 	if err := q.server.Exit(context.Background()); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
-	if code := q.exitCode(t, 5*time.Second); code != 1 {
+	if code := q.exitCode(t, 60*time.Second); code != 1 {
 		t.Errorf("exit code %d after exit without shutdown, want 1", code)
 	}
 }

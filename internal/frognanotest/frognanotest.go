@@ -3,6 +3,7 @@
 package frognanotest
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,15 +14,25 @@ import (
 // returns the binary's path.
 func Build(t testing.TB) string {
 	t.Helper()
+	bin, err := BuildIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildIn compiles cmd/frognano from the module the test runs in into dir and returns the
+// binary's path: for a binary that several tests share (a TestMain removes dir).
+func BuildIn(dir string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil || strings.TrimSpace(string(gomod)) == "" {
-		t.Fatalf("finding the module root: %v", err)
+		return "", fmt.Errorf("finding the module root: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "frognano")
+	bin := filepath.Join(dir, "frognano")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/frognano")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building frognano: %v\n%s", err, out)
+		return "", fmt.Errorf("building frognano: %v\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }

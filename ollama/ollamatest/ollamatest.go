@@ -1,7 +1,8 @@
-// Package ollamatest starts a real, private Ollama server for a test and registers models
-// that the test generates (package modelgen).
+// Package ollamatest starts real, private Ollama servers for tests and registers models
+// that the tests generate (package modelgen).
 //
-// Tests call [Start]; it finds the binary through OLLAMA_BIN or the build cache
+// Tests call [Shared] for their package's one server (its TestMain runs [Main]), or [Start]
+// for a server of their own. Both find the binary through OLLAMA_BIN or the build cache
 // (scripts/build-ollama.sh). When none is found the test is skipped on a developer's
 // machine and fails under CI (CI=true), so CI can never pass without the real server.
 package ollamatest
@@ -19,10 +20,12 @@ import (
 	"github.com/frognano/frognano/ollama/modelgen"
 )
 
-// Server is a running test server; it stops when the test ends.
+// Server is a running test server bound to a test: its own ([Start]), stopped when the
+// test ends, or the package's shared one ([Shared]).
 type Server struct {
 	*ollama.Server
-	t testing.TB
+	t      testing.TB
+	shared bool
 }
 
 // Binary returns the Ollama binary for tests, skipping or failing the test when absent.
@@ -62,9 +65,21 @@ func Start(t testing.TB, extraEnv ...string) *Server {
 	return &Server{Server: s, t: t}
 }
 
+// Stop stops a server the test started for itself. The shared server outlives every
+// test, so stopping it is refused (the test fails and the server runs on).
+func (s *Server) Stop() {
+	s.t.Helper()
+	if s.shared {
+		s.t.Error("a test may not stop the shared ollama server: use ollamatest.Start for a server of its own")
+		return
+	}
+	s.Server.Stop()
+}
+
 // Create registers m under name.
 func (s *Server) Create(name string, m *modelgen.Model) {
 	s.t.Helper()
+	s.claim(name)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	err := ollama.Create(ctx, s.Client, ollama.CreateRequest{
