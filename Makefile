@@ -26,8 +26,14 @@ vet:
 # Every test is a new repository, and the sandbox keeps a Go build cache per repository: the
 # tests share one instead (FROGNANO_SANDBOX_GOCACHE, see agent/run.go), or each would build
 # the standard library again.
+# The lsp tests run a second time with jsonrpc2's poison build, which scribbles over each
+# request the library recycles: a handler that keeps a request past its return (the
+# library's rule; see the hazards in lsp/transport.go) reads the poison and fails loudly
+# instead of silently reading another request's data.
 test: setup vet
 	cd editors/vscode && npm test
 	cd finetune/trainer && "$${FROGNANO_TRAINER_PYTHON:-$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/trainer-venv/bin/python}" -m pytest -q
 	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
 		$(GO) test -race -count=1 -timeout 30m ./...
+	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
+		$(GO) test -race -count=1 -timeout 30m -tags jsonrpc2poison ./lsp/

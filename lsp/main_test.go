@@ -28,12 +28,13 @@ var built struct {
 	err  error
 }
 
-// frognanoBinary builds frognano once for the package and returns its path.
+// frognanoBinary builds frognano once for the package, with the test binary's build tags
+// (frognanoTags), and returns its path.
 func frognanoBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		if built.dir, built.err = os.MkdirTemp("", "frognano-lsp-test-"); built.err == nil {
-			built.bin, built.err = frognanotest.BuildIn(built.dir)
+			built.bin, built.err = frognanotest.BuildIn(built.dir, frognanoTags)
 		}
 	})
 	if built.err != nil {
