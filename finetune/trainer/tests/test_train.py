@@ -82,4 +82,9 @@ def test_chunked_lm_head_trains_like_the_whole_one():
     (a, wa), (b, wb) = run(5), run(1024)  # 24-token rollouts: 5 chunks, or one
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
     assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=1e-5)
-    assert all(torch.allclose(wa[n], wb[n], atol=1e-6) for n in wa)
+    # Adam divides each gradient by its own running size, so summation-order noise in a
+    # near-zero component can move that one weight by up to ~lr; compare the adapter as a
+    # whole (a wrong chunking differs by order 1, float noise by ~1e-6)
+    diff = math.sqrt(sum(float(((wa[n] - wb[n]) ** 2).sum()) for n in wa))
+    size = math.sqrt(sum(float((wa[n] ** 2).sum()) for n in wa))
+    assert diff / size < 1e-4, diff / size
