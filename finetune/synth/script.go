@@ -465,47 +465,42 @@ func (r *runner) rerunLine(id string) string {
 	return r.s.Detection.Command
 }
 
-// pyRunner runs a batch of pytest mutants in one interpreter, forking a child per mutant
-// after pytest and the tests' third-party imports are loaded (see the file).
+// pyRunner runs a batch of pytest mutants in one pytest session: one collection, a fork
+// per mutant in which the mutated module and its importers are imported again (see the file).
 //
 //go:embed pyrunner.py
 var pyRunner []byte
 
 type pyRun struct {
 	ID       int      `json:"id"`
-	Opts     []string `json:"opts,omitempty"`    // pytest's options without the tests
-	Func     string   `json:"func,omitempty"`    // "file:name" of the mutated function
-	Profile  string   `json:"profile,omitempty"` // the clean run's: where its profile goes
+	Func     string   `json:"func,omitempty"` // "file:name" of the mutated function
 	File     string   `json:"file,omitempty"`
 	Variant  string   `json:"variant,omitempty"`
 	Original string   `json:"original,omitempty"`
-	Args     []string `json:"args"`
+	Args     []string `json:"args"` // the test files, for a run that starts pytest afresh
 	Timeout  float64  `json:"timeout"`
-	Out      string   `json:"out"`
-	Err      string   `json:"err"`
+	Result   string   `json:"result"`
 	RC       string   `json:"rc"`
 }
 
-// forkRunner is runScriptMutants for pytest: one Python process for the batch, a fork per
-// mutant (pyrunner.py), so that each costs its tests' time, not Python's and pytest's start.
+// forkRunner is runScriptMutants for pytest: one Python process and one pytest collection
+// for the batch, a fork per mutant (pyrunner.py), so that each costs its tests' time and
+// the import of what it changes, not Python's start, pytest's configuration and collection.
 func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string, originals map[string]string, ms []Mutant, union []string, files func(Mutant) []string) (map[int]mutantRun, bool) {
 	excluded := r.excludedIDs()
 	var runs []pyRun
 	total := time.Minute
 	add := func(id int, fs []string, m *Mutant) {
 		t := r.scriptTimeout(fs)
-		if m == nil {
+		if m == nil && r.pyCalls == nil {
 			t = r.suiteTimeout() // the clean run is profiled: several times slower
 		}
 		total += t + 15*time.Second
 		base := c.Path(fmt.Sprintf("%s/%d", outDir, id))
-		run := pyRun{ID: id, Args: env.PytestArgs(fs, excluded), Timeout: t.Seconds(), Out: base + ".out", Err: base + ".err", RC: base + ".rc"}
+		run := pyRun{ID: id, Args: fs, Timeout: t.Seconds(), Result: base + ".json", RC: base + ".rc"}
 		if m != nil {
 			run.File, run.Variant, run.Original = c.Path(m.File), c.Path(fmt.Sprintf("%s/%d", dir, m.ID)), c.Path(originals[m.File])
-			run.Opts = env.PytestArgs(nil, excluded)
 			run.Func = m.File + ":" + m.Func[strings.LastIndexByte(m.Func, '.')+1:]
-		} else {
-			run.Profile = base + ".profile.json"
 		}
 		runs = append(runs, run)
 	}
@@ -518,13 +513,19 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 		file, name := env.SplitID(id)
 		seconds[file+"::"+name] = r.s.Env.Tests[id].Seconds
 	}
-	spec, err := json.Marshal(map[string]any{"collect": append(env.PytestArgs(union, excluded), "--collect-only", "-q"),
-		"runs": runs, "seconds": seconds})
+	spec := map[string]any{"opts": env.PytestArgs(nil, excluded), "collect": union, "runs": runs, "seconds": seconds}
+	specPath, runnerPath, callsPath := dir+"/spec.json", dir+"/pyrunner.py", dir+"/calls.json"
+	if r.pyCalls != nil {
+		if writeCopyFile(c.Path(callsPath), r.pyCalls) != nil {
+			return nil, false
+		}
+		spec["calls"] = c.Path(callsPath)
+	}
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, false
 	}
-	specPath, runnerPath := dir+"/spec.json", dir+"/pyrunner.py"
-	if writeCopyFile(c.Path(specPath), spec) != nil || writeCopyFile(c.Path(runnerPath), pyRunner) != nil {
+	if writeCopyFile(c.Path(specPath), b) != nil || writeCopyFile(c.Path(runnerPath), pyRunner) != nil {
 		return nil, false
 	}
 	cmd := fmt.Sprintf("%smkdir -p %s && (ulimit -f 65536; %s %s %s)", env.PythonEnv, env.ShellQuote(outDir),
@@ -532,5 +533,101 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 	if _, err := c.Run(ctx, cmd, total); err != nil {
 		return nil, false
 	}
-	return r.readMutantRuns(c, outDir, ms, union)
+	if stats, err := readCopyFile(c.Path(dir + "/stats.json")); err == nil {
+		r.notePytestRuns(stats)
+	}
+	out, ok := r.readPyRuns(c, outDir, ms, union)
+	if ok && r.pyCalls == nil {
+		if calls, err := readCopyFile(c.Path(outDir + "/0.profile.json")); err == nil && json.Valid(calls) {
+			r.pyCalls = calls // the same commit profiles the same: later batches skip it
+		}
+	}
+	return out, ok
+}
+
+// notePytestRuns adds pyrunner.py's counts (its stats.json) to the summary's.
+func (r *runner) notePytestRuns(b []byte) {
+	var st struct {
+		Forked   int            `json:"forked"`
+		Fresh    int            `json:"fresh"`
+		NotRun   int            `json:"not_run"`
+		TimedOut int            `json:"timed_out"`
+		Stale    map[string]int `json:"stale"`
+	}
+	if json.Unmarshal(b, &st) != nil {
+		return
+	}
+	if r.pytestRuns == nil {
+		r.pytestRuns = map[string]int{}
+	}
+	r.pytestRuns["forked"] += st.Forked
+	r.pytestRuns["fresh"] += st.Fresh
+	r.pytestRuns["not_run"] += st.NotRun
+	r.pytestRuns["timed_out"] += st.TimedOut
+	for why, n := range st.Stale {
+		r.pytestRuns["stale:"+why] += n
+	}
+}
+
+// readPyRuns is readMutantRuns for pyrunner.py's results: <id>.json (node id → status,
+// seconds, output) and <id>.rc.
+func (r *runner) readPyRuns(c *env.Copy, outDir string, ms []Mutant, union []string) (map[int]mutantRun, bool) {
+	out := map[int]mutantRun{}
+	ids := []int{0}
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	for _, id := range ids {
+		base := c.Path(fmt.Sprintf("%s/%d", outDir, id))
+		rc, err := readCopyFile(base + ".rc")
+		if err != nil {
+			continue
+		}
+		report, _ := readCopyFile(base + ".json")
+		code := strings.TrimSpace(string(rc))
+		out[id] = mutantRun{parsePyReport(report), code == "124" || code == "137"}
+	}
+	clean, ok := out[0]
+	selected := r.selectedIn(union)
+	if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
+		return nil, false
+	}
+	return out, true
+}
+
+// parsePyReport reads a run's results as pyrunner.py writes them. What does not parse is
+// left out (a test missing from the results did not fail).
+func parsePyReport(b []byte) env.Results {
+	res := env.Results{Tests: map[string]env.Result{}, Broken: map[string]string{}, Seconds: map[string]float64{}, Output: map[string]string{}}
+	var rep struct {
+		Tests map[string]struct {
+			Status  string  `json:"status"`
+			Seconds float64 `json:"seconds"`
+			Output  string  `json:"output"`
+		} `json:"tests"`
+	}
+	if json.Unmarshal(b, &rep) != nil {
+		return res
+	}
+	for node, t := range rep.Tests {
+		file, name, ok := strings.Cut(node, "::")
+		if !ok || strings.Contains(file, " ") {
+			continue
+		}
+		switch t.Status {
+		case env.Pass, env.Fail, env.Skip, env.Hung:
+		default:
+			continue
+		}
+		id := env.TestID(file, name)
+		res.Tests[id] = env.Result{Status: t.Status, Seconds: t.Seconds}
+		res.Seconds[file] += t.Seconds
+		switch t.Status {
+		case env.Fail:
+			res.Output[id] = strings.TrimSpace(t.Output) + "\n"
+		case env.Hung:
+			res.Broken[file] = "timed out"
+		}
+	}
+	return res
 }

@@ -112,6 +112,12 @@ type Summary struct {
 	Store       string   `json:"store"`
 	Tasks       []string `json:"tasks"` // ids
 	Naive       *Naive   `json:"naive,omitempty"`
+	// PytestRuns counts how pyrunner.py ran the pytest mutants it screened: "forked" from
+	// the one collection, "fresh" (pytest started again in the child: the function ran
+	// while collecting, or a conftest or doctest depends on its module), "not_run" (no test
+	// calls the function), "timed_out"; and "stale:<why>" for each fork that had to start
+	// afresh.
+	PytestRuns map[string]int `json:"pytest_runs,omitempty"`
 }
 
 // Naive compares validation through the switch with the naive way, on the same candidates.
@@ -147,6 +153,11 @@ type runner struct {
 	issueErrors int
 	// importers are, by source file, the test files that import it (script suites).
 	importers map[string][]string
+	// pyCalls is the profile of the first clean pytest run (which tests call which function;
+	// pyrunner.py), kept for the next batches on the same commit.
+	pyCalls []byte
+	// pytestRuns are Summary.PytestRuns.
+	pytestRuns map[string]int
 }
 
 func newRunner(s *env.Session, opts Options) *runner {
@@ -272,6 +283,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.IssueErrors = r.issueErrors
+	sum.PytestRuns = r.pytestRuns
 	vsecs := time.Since(vstart).Seconds()
 	times := append(ptimes, more...)
 	for _, v := range verdicts {
