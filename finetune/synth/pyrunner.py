@@ -46,8 +46,15 @@ import pytest
 ROOT = os.path.realpath(os.getcwd())
 
 
+RUNNER = os.path.realpath(__file__)
+
+
 def in_copy(path):
-    return bool(path) and os.path.realpath(path).startswith(ROOT + os.sep)
+    """Whether path is the copy's (this file, which frognano lays in the copy, is not)."""
+    if not path:
+        return False
+    real = os.path.realpath(path)
+    return real.startswith(ROOT + os.sep) and real != RUNNER
 
 
 def module_file(mod):
@@ -145,7 +152,12 @@ def _memo_rewrite():
         key = ("r", str(fn), fn.read_bytes())
         got = _compiled.get(key)
         if got is None:
-            got = _compiled[key] = orig(fn, config)
+            trace = sys.gettrace()  # the profile need not see pytest rewrite (most of collecting)
+            sys.settrace(None)
+            try:
+                got = _compiled[key] = orig(fn, config)
+            finally:
+                sys.settrace(trace)
         return got
     rewrite._rewrite_test = rewrite_test
 
@@ -159,25 +171,42 @@ class Tracker:
         self.root = ROOT + os.sep
         self.current = "<collect>"
         self.calls = {}
+        self.keys = {}  # code object -> its key, None outside the copy
 
     def profile(self, frame, event, arg):
-        if event != "call":
-            return
+        # A global trace function: called for each new Python frame only (a profile
+        # function would be called for C calls and returns too), and it traces nothing
+        # inside the frame (it returns None).
         code = frame.f_code
-        fn = code.co_filename
-        if fn.startswith(self.root):
-            key = os.path.relpath(fn, self.root) + ":" + code.co_name
-            self.calls.setdefault(key, set()).add(self.current)
+        key = self.keys.get(code, 0)
+        if key == 0:
+            fn = code.co_filename
+            key = None
+            if fn.startswith(self.root) and os.path.realpath(fn) != RUNNER:
+                key = os.path.relpath(fn, self.root) + ":" + code.co_name
+            self.keys[code] = key
+        if key is not None:
+            self.calls.setdefault(key, set()).add(self.importing(frame) if self.current == "<collect>" else self.current)
+
+    def importing(self, frame):
+        """Who made a call while pytest collected: "<import>" and the module of the copy
+        whose import made it (importing it again makes it again), else "<collect>"."""
+        f = frame.f_back
+        while f is not None:
+            if f.f_code.co_name == "<module>" and f.f_code.co_filename.startswith(self.root):
+                return "<import>" + str(f.f_globals.get("__name__"))
+            f = f.f_back
+        return "<collect>"
 
     def start(self):
         import threading
-        sys.setprofile(self.profile)
-        threading.setprofile(self.profile)  # calls in the tests' threads count too
+        sys.settrace(self.profile)
+        threading.settrace(self.profile)  # calls in the tests' threads count too
 
     def stop(self):
         import threading
-        sys.setprofile(None)
-        threading.setprofile(None)
+        sys.settrace(None)
+        threading.settrace(None)
 
 
 # --- the child's side ------------------------------------------------------------------
@@ -207,12 +236,21 @@ class Reporter:
         self.send(msg)
 
 
+def copy_modules():
+    return {n: m for n, m in list(sys.modules.items()) if m is not None and in_copy(module_file(m))}
+
+
 def affected(mutated):
     """The names of the modules of the copy that must be imported again for the mutant of
-    the file mutated: those loaded from it and every module of the copy that imported one
-    of them (or holds a module or object of theirs), directly or through others."""
-    mods = {n: m for n, m in list(sys.modules.items()) if m is not None and in_copy(module_file(m))}
-    out = {n for n, m in mods.items() if os.path.realpath(module_file(m)) == mutated}
+    the file mutated: those loaded from it and their importers (see importers)."""
+    mods = copy_modules()
+    return importers({n for n, m in mods.items() if os.path.realpath(module_file(m)) == mutated}, mods)
+
+
+def importers(names, mods):
+    """names and every module of the copy that imported one of them (or holds a module or
+    object of theirs), directly or through others."""
+    out = set(names)
     todo = list(out)
     while todo:
         name = todo.pop()
@@ -490,7 +528,7 @@ class Driver:
     def __init__(self, spec, spec_dir):
         self.spec = spec
         self.opts = spec["opts"]
-        self.stats = {"forked": 0, "fresh": 0, "not_run": 0, "stale": {}, "timed_out": 0}
+        self.stats = {"forked": 0, "fresh": 0, "not_run": 0, "stale": {}, "timed_out": 0, "seconds": {}}
         self.stats_path = os.path.join(spec_dir, "stats.json")
         self.tracker = None
         self.calls = None
@@ -502,12 +540,31 @@ class Driver:
                 self.calls = None
         if self.calls is None:
             self.tracker = Tracker()
-            self.tracker.start()  # calls while pytest collects are "<collect>"
+            self.tracker.start()  # calls while pytest starts and collects: "<collect>", "<import>..."
         self.session = None
+        self.importing = {}  # module name -> node ids (tests_importing)
+        self.test_modules = set()
+        self.start = self.collected = time.monotonic()
 
     def pytest_collection_finish(self, session):
         if self.tracker is not None:
             self.tracker.stop()
+        self.collected = time.monotonic()
+        self.test_modules = {p.__name__ for p in session.config.pluginmanager.get_plugins()
+                             if isinstance(p, types.ModuleType) and in_copy(module_file(p))}
+        for item in session.items:
+            mod = getattr(item, "module", None)
+            if isinstance(mod, types.ModuleType):
+                self.test_modules.add(mod.__name__)
+
+    def tests_importing(self, name, items):
+        """The node ids of the items whose test module imports the module name."""
+        if name not in self.importing:
+            mods = copy_modules()
+            closure = importers({name}, mods) if name in mods else set()
+            self.importing[name] = [it.nodeid for it in items
+                                    if getattr(getattr(it, "module", None), "__name__", None) in closure]
+        return self.importing[name]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
@@ -522,9 +579,16 @@ class Driver:
             selected, fresh = items, None
             if run["id"] != 0 and self.calls is not None and run.get("func"):
                 tests = self.calls.get(run["func"], [])
-                if "<collect>" in tests:
+                imports = [t[len("<import>"):] for t in tests if t.startswith("<import>")]
+                if "<collect>" in tests or any(m in self.test_modules for m in imports):
                     fresh = run["args"]  # collection itself ran the function
                 elif "<between>" not in tests:
+                    # A function the import of a module ran: the re-import runs the mutant
+                    # there again; what it made there is the business of the tests of the
+                    # test modules that import that module.
+                    tests = [t for t in tests if not t.startswith("<import>")]
+                    for m in imports:
+                        tests += self.tests_importing(m, items)
                     if not tests:
                         self.stats["not_run"] += 1
                         write(run, 5, {})
@@ -537,6 +601,7 @@ class Driver:
             if run["id"] == 0 and self.tracker is not None:
                 run["profile"] = run["rc"][:-3] + ".profile.json"
                 self.tracker.current = "<between>"
+            began = time.monotonic()
             if run.get("variant"):
                 shutil.copyfile(run["variant"], run["file"])
             try:
@@ -548,6 +613,8 @@ class Driver:
             finally:
                 if run.get("variant"):
                     shutil.copyfile(run["original"], run["file"])
+            kind = "clean" if run["id"] == 0 else "fresh" if fresh else "forked"
+            self.stats["seconds"][kind] = self.stats["seconds"].get(kind, 0.0) + time.monotonic() - began
             self.stats["fresh" if fresh else "forked"] += 1
             self.stats["timed_out"] += status == 124
             write(run, status, tests)
@@ -557,6 +624,7 @@ class Driver:
                         self.calls = json.load(f)
                 except (OSError, ValueError):
                     self.calls = None  # no profile: every mutant runs every test
+        self.stats["seconds"]["collect"] = self.collected - self.start
         with open(self.stats_path, "w") as f:
             json.dump(self.stats, f)
         return True

@@ -22,7 +22,8 @@ import (
 // built from it at import (wrap.quadruple), parametrize values that are its functions, a
 // fixture and an xunit setup_module that call it, a class fixture, inspect.getsource of a
 // mutated function, a function collection calls (sizes: pytest must start afresh), and a
-// conftest that imports a module (other: a stale fork, started afresh).
+// conftest that imports a module (other: a stale fork, started afresh), a function only the
+// import of a module calls (twice).
 var reimportFiles = map[string]string{
 	"pytest.ini":      "[pytest]\n",
 	"pkg/__init__.py": "from .core import *  # noqa: F401,F403\nfrom . import wrap  # noqa: F401\n",
@@ -146,6 +147,7 @@ var reimportMutants = [][4]string{
 	{"pkg/core.py", "sizes", "return [1, 2, 3]", "return [1, 2, 4]"},
 	{"pkg/other.py", "neg", "return -x", "return x"},
 	{"pkg/wrap.py", "g", "return f(f(x))", "return f(x)"},
+	{"pkg/wrap.py", "twice", "    return g\n", "    return f\n"}, // runs at import only
 }
 
 func needPytest(t *testing.T) {

@@ -204,7 +204,6 @@ func (r *runner) perTestTimeout() time.Duration {
 // then the survivors against the rest of the suite. A mutant missing from the result could
 // not be screened (the clean run did not pass) and must be checked as a plain patch.
 func (r *runner) screenScript(ctx context.Context, c *env.Copy, batch []Mutant) map[int]*verdict {
-	start := time.Now()
 	out := map[int]*verdict{}
 	r.round++
 	dir := fmt.Sprintf(".frognano-switch/%d", r.round)
@@ -273,11 +272,7 @@ func (r *runner) screenScript(ctx context.Context, c *env.Copy, batch []Mutant) 
 			}
 		}
 	}
-	share := time.Since(start).Seconds() / float64(len(batch))
-	for _, v := range out {
-		v.seconds = share
-	}
-	return out
+	return out // validate charges each candidate its share of the time
 }
 
 // runScriptMutants runs, in one sandbox command on c, the clean tree (id 0) and then each
@@ -548,11 +543,12 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 // notePytestRuns adds pyrunner.py's counts (its stats.json) to the summary's.
 func (r *runner) notePytestRuns(b []byte) {
 	var st struct {
-		Forked   int            `json:"forked"`
-		Fresh    int            `json:"fresh"`
-		NotRun   int            `json:"not_run"`
-		TimedOut int            `json:"timed_out"`
-		Stale    map[string]int `json:"stale"`
+		Forked   int                `json:"forked"`
+		Fresh    int                `json:"fresh"`
+		NotRun   int                `json:"not_run"`
+		TimedOut int                `json:"timed_out"`
+		Stale    map[string]int     `json:"stale"`
+		Seconds  map[string]float64 `json:"seconds"`
 	}
 	if json.Unmarshal(b, &st) != nil {
 		return
@@ -566,6 +562,12 @@ func (r *runner) notePytestRuns(b []byte) {
 	r.pytestRuns["timed_out"] += st.TimedOut
 	for why, n := range st.Stale {
 		r.pytestRuns["stale:"+why] += n
+	}
+	if r.pytestSeconds == nil {
+		r.pytestSeconds = map[string]float64{}
+	}
+	for what, s := range st.Seconds {
+		r.pytestSeconds[what] += s
 	}
 }
 

@@ -118,6 +118,10 @@ type Summary struct {
 	// calls the function), "timed_out"; and "stale:<why>" for each fork that had to start
 	// afresh.
 	PytestRuns map[string]int `json:"pytest_runs,omitempty"`
+	// PytestSeconds is where pyrunner.py's time went: "collect" (Python's and pytest's
+	// start and the collection), "clean" (the clean runs, the first profiled), "forked",
+	// "fresh".
+	PytestSeconds map[string]float64 `json:"pytest_seconds,omitempty"`
 }
 
 // Naive compares validation through the switch with the naive way, on the same candidates.
@@ -156,8 +160,9 @@ type runner struct {
 	// pyCalls is the profile of the first clean pytest run (which tests call which function;
 	// pyrunner.py), kept for the next batches on the same commit.
 	pyCalls []byte
-	// pytestRuns are Summary.PytestRuns.
-	pytestRuns map[string]int
+	// pytestRuns and pytestSeconds are Summary.PytestRuns and PytestSeconds.
+	pytestRuns    map[string]int
+	pytestSeconds map[string]float64
 }
 
 func newRunner(s *env.Session, opts Options) *runner {
@@ -283,7 +288,7 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.IssueErrors = r.issueErrors
-	sum.PytestRuns = r.pytestRuns
+	sum.PytestRuns, sum.PytestSeconds = r.pytestRuns, r.pytestSeconds
 	vsecs := time.Since(vstart).Seconds()
 	times := append(ptimes, more...)
 	for _, v := range verdicts {
