@@ -527,7 +527,9 @@ class Driver:
 
     def __init__(self, spec, spec_dir):
         self.spec = spec
-        self.opts = spec["opts"]
+        # The screen reads only whether a test passed: pytest's own traceback (which
+        # re-reads and parses the test's file) would be most of a failing mutant's time.
+        self.opts = spec["opts"] + ["--tb=native"]
         self.stats = {"forked": 0, "fresh": 0, "not_run": 0, "stale": {}, "timed_out": 0, "seconds": {}}
         self.stats_path = os.path.join(spec_dir, "stats.json")
         self.tracker = None
@@ -666,7 +668,7 @@ def main():
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    pytest.main(spec["opts"] + spec["collect"], plugins=[driver])
+    pytest.main(driver.opts + spec["collect"], plugins=[driver])
 
 
 main()
