@@ -276,6 +276,10 @@ class Stale(Exception):
     """The child's pytest state cannot be pointed at the re-imported modules exactly."""
 
 
+class Interrupted(Exception):
+    """A test module fails to import with the mutant: pytest would run no test."""
+
+
 def resolve(mod, qualname):
     obj = mod
     for part in qualname.split("."):
@@ -316,8 +320,8 @@ def rebinder(names):
 
 def reimport(session, items, mutated):
     """Imports again what the mutant of mutated changes and points the items' nodes and
-    the fixtures at it. Returns the items whose test module could be imported (a plain
-    run reports none of a module whose import fails)."""
+    the fixtures at it. Raises Interrupted when a test module fails to import: a plain run
+    then stops after collecting and runs no test."""
     import _pytest.python as py
     names = affected(mutated)
     if not names:
@@ -336,6 +340,16 @@ def reimport(session, items, mutated):
     linecache.clearcache()
     importlib.invalidate_caches()
     rebind = rebinder(names)
+    # Every test module that imported the module, selected or not, in collection order:
+    # pytest imports them all before it runs a test (and one that fails stops the run).
+    modules = {}
+    for item in session.items:
+        node = item.getparent(py.Module)
+        if node is not None and id(node) not in modules:
+            obj = node.__dict__.get("_obj")
+            if isinstance(obj, types.ModuleType) and obj.__name__ in names:
+                node._obj = None
+                modules[id(node)] = node
     for item in items:
         for node in item.listchain():
             if not isinstance(node, py.PyobjMixin):
@@ -345,13 +359,13 @@ def reimport(session, items, mutated):
             if isinstance(node, py.Function) or mod in names:
                 node._obj = None
                 node.__dict__.pop("_instance", None)
-    kept = []
-    for item in items:
+    for node in modules.values():
         try:
-            item.obj  # imports the test module again, if it was one of names
-        except Exception:
-            continue
-        kept.append(item)
+            node.obj
+        except Exception as e:
+            raise Interrupted(f"{node.nodeid}: {e!r}"[:500])
+    for item in items:
+        item.obj
         callspec = getattr(item, "callspec", None)
         if callspec is not None:  # parametrize values: made while collecting
             for k, v in list(callspec.params.items()):
@@ -360,14 +374,14 @@ def reimport(session, items, mutated):
         parent, _, child = name.rpartition(".")
         if parent in old and parent in sys.modules and not hasattr(sys.modules[parent], child):
             setattr(sys.modules[parent], child, mod)
-    for fd in fixturedefs(session, kept):
+    for fd in fixturedefs(session, items):
         fd.func = rebind(fd.func)
         for cell in getattr(fd.func, "__closure__", None) or ():  # xunit setup_* fixtures
             try:
                 cell.cell_contents = rebind(cell.cell_contents)
             except ValueError:
                 pass  # an empty cell
-    return kept
+    return items
 
 
 def fixturedefs(session, items):
@@ -426,6 +440,12 @@ def child(driver, run, items, fresh, wfd, log):
                 driver.tracker.stop()
                 with open(run["profile"], "w") as f:
                     json.dump({k: sorted(v) for k, v in driver.tracker.calls.items()}, f)
+    except Interrupted as e:
+        try:
+            Reporter(wfd).send({"interrupted": str(e)})
+        except Exception:
+            pass
+        rc = 2  # pytest's "interrupted"
     except Stale as e:
         try:
             Reporter(wfd).send({"stale": str(e)})
@@ -459,7 +479,7 @@ def fork_run(driver, run, items, fresh):
     except OSError:
         pass  # the child did it first, or has ended
     deadline = time.monotonic() + run["timeout"]
-    tests, state, buf, status, ended = {}, {"running": None, "stale": None}, [b""], None, None
+    tests, state, buf, status, ended = {}, {"running": None, "stale": None, "interrupted": False}, [b""], None, None
     os.set_blocking(rfd, False)
     while True:
         eof = drain(rfd, buf, tests, state)
@@ -487,6 +507,8 @@ def fork_run(driver, run, items, fresh):
         status = os.waitstatus_to_exitcode(ended)
     if status == 124 and state["running"] is not None:
         tests[state["running"]] = {"status": "hung", "seconds": 0.0}
+    if state["interrupted"]:
+        driver.stats["interrupted"] += 1
     return status, tests, state["stale"]
 
 
@@ -504,6 +526,8 @@ def drain(fd, buf, tests, state):
             msg = json.loads(line)
             if "stale" in msg:
                 state["stale"] = msg["stale"]
+            elif "interrupted" in msg:
+                state["interrupted"] = True
             elif "start" in msg:
                 state["running"] = msg["start"]
             else:
@@ -530,7 +554,8 @@ class Driver:
         # The screen reads only whether a test passed: pytest's own traceback (which
         # re-reads and parses the test's file) would be most of a failing mutant's time.
         self.opts = spec["opts"] + ["--tb=native"]
-        self.stats = {"forked": 0, "fresh": 0, "not_run": 0, "stale": {}, "timed_out": 0, "seconds": {}}
+        self.stats = {"forked": 0, "fresh": 0, "not_run": 0, "stale": {}, "timed_out": 0, "interrupted": 0,
+                      "seconds": {}}
         self.stats_path = os.path.join(spec_dir, "stats.json")
         self.tracker = None
         self.calls = None

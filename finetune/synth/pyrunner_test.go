@@ -23,7 +23,7 @@ import (
 // fixture and an xunit setup_module that call it, a class fixture, inspect.getsource of a
 // mutated function, a function collection calls (sizes: pytest must start afresh), and a
 // conftest that imports a module (other: a stale fork, started afresh), a function only the
-// import of a module calls (twice).
+// import of a module calls (twice), and a mutant that makes the package's import fail.
 var reimportFiles = map[string]string{
 	"pytest.ini":      "[pytest]\n",
 	"pkg/__init__.py": "from .core import *  # noqa: F401,F403\nfrom . import wrap  # noqa: F401\n",
@@ -148,6 +148,8 @@ var reimportMutants = [][4]string{
 	{"pkg/other.py", "neg", "return -x", "return x"},
 	{"pkg/wrap.py", "g", "return f(f(x))", "return f(x)"},
 	{"pkg/wrap.py", "twice", "    return g\n", "    return f\n"}, // runs at import only
+	// The package's import fails: pytest runs no test (collection errors).
+	{"pkg/wrap.py", "twice", "    return g\n", "    return g(f)\n"},
 }
 
 func needPytest(t *testing.T) {
@@ -172,10 +174,14 @@ func plainPytest(t *testing.T, dir string) map[string]string {
 	cmd := exec.Command("python3", append([]string{"-m", "pytest", "--junitxml=" + report}, env.PytestArgs([]string{"tests"}, nil)...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
-	out, _ := cmd.CombinedOutput()
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("pytest wrote no report: %v\n%s", err, out)
+	out, err := cmd.CombinedOutput()
+	b, rerr := os.ReadFile(report)
+	if rerr != nil {
+		// A conftest that fails to import: pytest stops before it collects (status 4).
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+			t.Fatalf("pytest wrote no report (%v): %v\n%s", err, rerr, out)
+		}
+		return map[string]string{}
 	}
 	got := map[string]string{}
 	for id, r := range env.ParseJUnitXML(b).Tests {
@@ -289,6 +295,7 @@ func TestPyRunnerAgreesWithPytest(t *testing.T) {
 	if d := differences(res.runs[0], clean); len(d) > 0 || len(res.runs[0]) != len(clean) {
 		t.Fatalf("the clean runs disagree (%d tests forked, %d plain): %v", len(res.runs[0]), len(clean), d)
 	}
+	interrupted := 0
 	for i, m := range reimportMutants {
 		src := reimportFiles[m[0]]
 		writeTree(t, dir, map[string]string{m[0]: strings.Replace(src, m[2], m[3], 1)})
@@ -297,9 +304,15 @@ func TestPyRunnerAgreesWithPytest(t *testing.T) {
 		if d := differences(res.runs[i+1], plain); len(d) > 0 {
 			t.Errorf("%s %q→%q: %v", m[0], m[2], m[3], d)
 		}
-		if len(failing(toResults(plain), ids(plain))) == 0 {
+		switch {
+		case len(plain) == 0:
+			interrupted++ // and the fork ran nothing either (differences)
+		case len(failing(toResults(plain), ids(plain))) == 0:
 			t.Errorf("%s %q→%q: no test fails plainly: not a mutant that tells", m[0], m[2], m[3])
 		}
+	}
+	if interrupted != 1 || res.stats["interrupted"] != float64(1) {
+		t.Errorf("%d mutants interrupted pytest, %v pyrunner.py's runs", interrupted, res.stats["interrupted"])
 	}
 	// sizes runs while collecting and the conftest imports other: both start afresh; the
 	// rest fork.

@@ -27,6 +27,8 @@ import (
 // each mutant's code exactly what its patch makes — an import-time switch (the module's
 // source chosen by $FROGNANO_MUTANT through exec) would change what inspect.getsource,
 // doctest and tracebacks read, and ES modules cannot choose their exports at run time.
+// For pytest the command is one pytest session that collects once and forks a child per
+// mutant, which imports again only the mutated module and what imported it (pyrunner.py).
 // As for Go, every survivor is then confirmed as a plain patch on a fresh copy.
 
 // scriptCandidates are every mutant of the repository's sources, in the seed's order.
@@ -543,12 +545,13 @@ func (r *runner) forkRunner(ctx context.Context, c *env.Copy, outDir, dir string
 // notePytestRuns adds pyrunner.py's counts (its stats.json) to the summary's.
 func (r *runner) notePytestRuns(b []byte) {
 	var st struct {
-		Forked   int                `json:"forked"`
-		Fresh    int                `json:"fresh"`
-		NotRun   int                `json:"not_run"`
-		TimedOut int                `json:"timed_out"`
-		Stale    map[string]int     `json:"stale"`
-		Seconds  map[string]float64 `json:"seconds"`
+		Forked      int                `json:"forked"`
+		Fresh       int                `json:"fresh"`
+		NotRun      int                `json:"not_run"`
+		TimedOut    int                `json:"timed_out"`
+		Interrupted int                `json:"interrupted"`
+		Stale       map[string]int     `json:"stale"`
+		Seconds     map[string]float64 `json:"seconds"`
 	}
 	if json.Unmarshal(b, &st) != nil {
 		return
@@ -560,6 +563,7 @@ func (r *runner) notePytestRuns(b []byte) {
 	r.pytestRuns["fresh"] += st.Fresh
 	r.pytestRuns["not_run"] += st.NotRun
 	r.pytestRuns["timed_out"] += st.TimedOut
+	r.pytestRuns["interrupted"] += st.Interrupted
 	for why, n := range st.Stale {
 		r.pytestRuns["stale:"+why] += n
 	}

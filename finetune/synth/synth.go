@@ -115,7 +115,8 @@ type Summary struct {
 	// PytestRuns counts how pyrunner.py ran the pytest mutants it screened: "forked" from
 	// the one collection, "fresh" (pytest started again in the child: the function ran
 	// while collecting, or a conftest or doctest depends on its module), "not_run" (no test
-	// calls the function), "timed_out"; and "stale:<why>" for each fork that had to start
+	// calls the function), "timed_out", "interrupted" (a test module failed to import with
+	// the mutant: pytest runs no test then); and "stale:<why>" for each fork that had to start
 	// afresh.
 	PytestRuns map[string]int `json:"pytest_runs,omitempty"`
 	// PytestSeconds is where pyrunner.py's time went: "collect" (Python's and pytest's
