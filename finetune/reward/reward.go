@@ -14,10 +14,17 @@ package reward
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/cachedir"
+	"github.com/frognano/frognano/internal/gocache"
 )
 
 // Options tune Score. The zero value works.
@@ -36,6 +43,9 @@ type Options struct {
 	// of 1 or 0, when the results are trustworthy (a refused change or untrustworthy
 	// results still give 0).
 	PartialCredit bool
+
+	// noScreen skips the screen: the tests show that the guards behind it hold alone.
+	noScreen bool
 }
 
 // Result is a scored episode.
@@ -54,12 +64,128 @@ type Result struct {
 	Prepare, Build, Test time.Duration
 }
 
-// ErrNotImplemented: the skeleton, published so that callers can code against Score.
-var ErrNotImplemented = errors.New("reward: not implemented yet")
-
 // Score is the reward of an episode whose agent made changes on a copy of t's buggy tree
-// (its base commit with t's patch). Errors are frognano's own failures (no sandbox, a base
-// commit that is gone); whatever the agent did gives a Result, with a Reason when it is 0.
+// (its base commit with t's patch applied). Errors are frognano's own failures (no
+// confining sandbox, a base commit that is gone, a task that is not well formed); whatever
+// the agent did gives a Result, with a Reason when the reward is not 1.
+//
+// The evaluation tree is made here, fresh: t's base commit exported (env.ExportCommit),
+// t's patch applied (task.Apply), and the agent's changes laid on it, but only regular
+// files that are neither tests nor configuration: go.mod, go.sum, go.work, vendor/,
+// testdata/, *_test.go; conftest.py, pytest.ini, setup.cfg, tox.ini, pyproject.toml,
+// setup.py, test files and tests/ folders; package.json, lockfiles, *.test.* and *.spec.*
+// files, test runners' configurations; hidden files and folders; symbolic links, other
+// non-regular files, paths that leave the tree. Those keep the base commit's version and
+// are named in Result.Dropped. Nothing the agent left in its copy is read but through
+// changes, which workspace.Changes made from git's record without following links.
+//
+// Then the screen (screen.go) reads what is kept and refuses a change that reaches for the
+// test harness (reward 0, the findings in Reason), and the hidden tests run (gorun.go for
+// Go) in the sandbox on the trusted build cache, their results checked before they count.
 func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Options) (*Result, error) {
-	return nil, ErrNotImplemented
+	start := time.Now()
+	o, err := o.withDefaults(t)
+	if err != nil {
+		return nil, err
+	}
+	hidden := hiddenTests(t)
+	if len(hidden) == 0 {
+		return nil, fmt.Errorf("reward: task %s has no hidden tests", t.ID)
+	}
+	if t.Test.Kind != env.KindGo {
+		return nil, fmt.Errorf("reward: %w: %q tasks (Go only so far)", ErrUnsupported, t.Test.Kind)
+	}
+	tmp, err := os.MkdirTemp("", "frognano-reward-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// The sandbox's user (nobody, when frognano is root) must pass through to the tree and
+	// the binaries, which it may not list or change.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(tmp, "tree")
+	co, err := env.ExportCommit(ctx, o.Repo, t.BaseCommit, root)
+	if err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	if o.Trusted == "" {
+		o.Trusted = filepath.Join(cachedir.Dir(), "finetune", "gocache", co.Tree+"-"+runtime.Version())
+		if err := gocache.Build(ctx, root, o.Trusted, o.Exe); err != nil {
+			return nil, fmt.Errorf("reward: the trusted build cache: %w", err)
+		}
+	}
+	if err := task.Apply(ctx, root, t.Patch); err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	res := &Result{}
+	keep, dropped := sortChanges(changes, nil)
+	res.Dropped = dropped
+	if why := screen(keep); why != "" && !o.noScreen {
+		res.Failed = hidden
+		res.Reason = "refused by the screen: " + why
+		res.Prepare = time.Since(start)
+		return res, nil
+	}
+	more, err := lay(root, keep)
+	if err != nil {
+		return nil, fmt.Errorf("reward: laying the agent's changes: %w", err)
+	}
+	res.Dropped = append(res.Dropped, more...)
+	res.Prepare = time.Since(start)
+
+	passed, untrusted, broken, err := runGo(ctx, root, tmp, hidden, o, res)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range hidden {
+		if passed[id] {
+			res.Passed = append(res.Passed, id)
+		} else {
+			res.Failed = append(res.Failed, id)
+		}
+	}
+	switch {
+	case untrusted != "":
+		res.Reason = "results not trustworthy: " + untrusted
+		res.Passed, res.Failed = nil, hidden
+	case len(res.Failed) > 0:
+		res.Reason = fmt.Sprintf("%d of %d hidden tests failed", len(res.Failed), len(hidden)) + broken
+		if o.PartialCredit {
+			res.Reward = float64(len(res.Passed)) / float64(len(hidden))
+		}
+	default:
+		res.Reward = 1
+	}
+	return res, nil
+}
+
+// ErrUnsupported: a task of a kind Score does not run yet.
+var ErrUnsupported = errors.New("reward: not supported")
+
+func (o Options) withDefaults(t *task.Task) (Options, error) {
+	if o.Repo == "" {
+		o.Repo = t.Repo
+	}
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return o, err
+		}
+		o.Exe = exe
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	return o, nil
+}
+
+// hiddenTests are t's FAIL_TO_PASS and PASS_TO_PASS, sorted, each once.
+func hiddenTests(t *task.Task) []string {
+	set := map[string]bool{}
+	for _, id := range append(append([]string{}, t.FailToPass...), t.PassToPass...) {
+		set[id] = true
+	}
+	return sortedKeys(set)
 }

@@ -1,0 +1,370 @@
+package reward
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/agent/sandbox"
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/internal/gocache"
+)
+
+// How the hidden Go tests run, and why so.
+//
+// go test -json reads a test binary's standard output, where package testing writes its
+// results framed by the byte 0x16 (-test.v=test2json), and where the code under test
+// writes too: whatever runs in the binary can print a result line. No channel of package
+// testing is out of that code's reach (it shares the process), so no choice of channel
+// alone makes a forged result impossible. What frognano controls is everything around the
+// binary, so it does the steps go test would do, itself:
+//
+//   - It builds one test binary per package (go test -c) in the sandbox with the trusted
+//     build cache and a scratch layer of the run's own. No code of the agent runs while
+//     building (the screen refuses cgo, and the build's settings come from the base).
+//   - It adds to each package a test of its own with a name drawn at random for this run
+//     (the canary) and runs it with the hidden tests: a binary that ends before its tests
+//     have run (os.Exit(0) from an init, after printing passes) has no result for it.
+//   - It runs each binary on its own, with `exec`, so that the exit status is the
+//     binary's own as the sandbox saw it, not a line someone printed; it also passes
+//     -test.paniconexit0, as go test does, so os.Exit(0) during a test is a failure.
+//   - The tree is read-only to the test run (bound so by bubblewrap): the code under test
+//     cannot rewrite the golden files or test data its tests compare with. A test that
+//     writes beside its own sources fails here.
+//   - It reads the framing itself and trusts the run only if every hidden test and the
+//     canary have exactly one result, no other test has one, the closing PASS or FAIL is
+//     there once, and the exit status agrees with them all (0 with no failure, 1 with
+//     one). Anything else gives 0, "results not trustworthy".
+//
+// Measured on this machine (2 cores, shared): see the package's tests and the README.
+// The canary raises the bar, not the ceiling: code that reads its own binary can find the
+// canary's name. That code would need os.Exit, syscall.Exit, //go:linkname or the like to
+// end the binary early, which is what the screen refuses.
+
+// goRun is one package's test binary and what it is to run.
+type goRun struct {
+	pkg, dir string   // import path; folder relative to the top, slash-separated
+	names    []string // the hidden tests of the package
+	canary   string
+	bin      string // the built binary, outside the tree, once built
+	buildErr string // why it did not build
+}
+
+// runGo builds and runs the hidden tests of a Go task on the tree at root; tmp is the
+// run's private folder. It returns per hidden test whether it passed, and, when the
+// results cannot be trusted, why.
+func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, res *Result) (passed map[string]bool, untrusted, broken string, err error) {
+	module, err := modulePath(root)
+	if err != nil {
+		return nil, "", "", err
+	}
+	runs, err := planGo(root, module, hidden)
+	if err != nil {
+		return nil, "", "", err
+	}
+	start := time.Now()
+	if err := buildGo(ctx, root, tmp, runs, o); err != nil {
+		return nil, "", "", err
+	}
+	res.Build = time.Since(start)
+	start = time.Now()
+	defer func() { res.Test = time.Since(start) }()
+
+	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-test")}
+	opts := sandbox.Options{ReadOnly: []string{root, filepath.Join(tmp, "bin")}, Limits: &sandbox.Limits{Output: 48 << 20}}
+	if err := layers.Sandbox(&opts, o.Exe); err != nil {
+		return nil, "", "", err
+	}
+	r, err := newRunner(ctx, opts)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer r.Close()
+	passed = map[string]bool{}
+	var why []string
+	for i, run := range runs {
+		if run.buildErr != "" {
+			broken += fmt.Sprintf("; %s did not build (%s)", run.pkg, run.buildErr)
+			for _, n := range run.names {
+				passed[env.TestID(run.pkg, n)] = false
+			}
+			continue
+		}
+		wd := filepath.Join(tmp, fmt.Sprintf("run-%d", i))
+		if err := os.Mkdir(wd, 0o755); err != nil {
+			return nil, "", "", err
+		}
+		all := append(append([]string{}, run.names...), run.canary)
+		cmd := fmt.Sprintf("cd %s && exec %s -test.v=test2json -test.paniconexit0 -test.count=1 -test.timeout=%s -test.run=%s",
+			env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.dir))), env.ShellQuote(run.bin), o.Timeout, env.ShellQuote(env.RunRegexp(all)))
+		out, err := r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
+		if err != nil {
+			return nil, "", "", err
+		}
+		got, bad := judge(out, run)
+		if bad != "" {
+			why = append(why, run.pkg+": "+bad)
+		}
+		for n, ok := range got {
+			passed[env.TestID(run.pkg, n)] = ok
+		}
+	}
+	return passed, strings.Join(why, "; "), broken, nil
+}
+
+// judge reads one binary's run: each hidden test's pass, and why the run cannot be
+// trusted ("" when it can).
+func judge(out sandbox.Output, run goRun) (map[string]bool, string) {
+	f := parseFraming(out.Stdout)
+	got := map[string]bool{}
+	for _, n := range run.names {
+		got[n] = len(f.results[n]) == 1 && f.results[n][0] == "PASS"
+	}
+	switch {
+	case out.TimedOut || out.ExitCode == 124:
+		return got, "the tests ran past their time limit"
+	case out.Flooded || out.StdoutDropped > 0:
+		return got, "the tests printed more than frognano reads"
+	}
+	expected := map[string]bool{run.canary: true}
+	for _, n := range run.names {
+		expected[n] = true
+	}
+	failed := false
+	for _, n := range sortedKeys(f.results) {
+		if !expected[n] {
+			return got, fmt.Sprintf("a result for %s, which was not run", n)
+		}
+	}
+	for _, n := range append([]string{run.canary}, run.names...) {
+		rs := f.results[n]
+		if len(rs) != 1 {
+			if out.ExitCode != 0 && out.ExitCode != 1 && len(rs) == 0 {
+				return got, fmt.Sprintf("the test binary ended (exit status %d) before %s had a result", out.ExitCode, n)
+			}
+			return got, fmt.Sprintf("%d results for %s", len(rs), n)
+		}
+		if rs[0] == "FAIL" {
+			failed = true
+		}
+	}
+	if f.results[run.canary][0] != "PASS" {
+		return got, "frognano's own test did not pass"
+	}
+	if len(f.final) != 1 {
+		return got, fmt.Sprintf("%d closing PASS or FAIL lines", len(f.final))
+	}
+	switch {
+	case out.ExitCode == 0 && !failed && f.final[0] == "PASS":
+	case out.ExitCode == 1 && failed && f.final[0] == "FAIL":
+	default:
+		return got, fmt.Sprintf("exit status %d, closing %s, and %s", out.ExitCode, f.final[0], map[bool]string{true: "a test failed", false: "no test failed"}[failed])
+	}
+	return got, ""
+}
+
+// framing is what a run's output says in test2json's framing: each top-level test's
+// results in order (PASS, FAIL, SKIP), and the closing lines.
+type framing struct {
+	results map[string][]string
+	final   []string
+}
+
+// parseFraming reads -test.v=test2json output: result lines are "\x16--- PASS: Name (…)"
+// at the start of a line (subtests' names hold a slash), the closing line "\x16PASS" or
+// "\x16FAIL".
+func parseFraming(stdout string) framing {
+	f := framing{results: map[string][]string{}}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "\x16")
+		if !ok {
+			continue
+		}
+		if line == "PASS" || line == "FAIL" {
+			f.final = append(f.final, line)
+			continue
+		}
+		for _, st := range []string{"PASS", "FAIL", "SKIP"} {
+			rest, ok := strings.CutPrefix(line, "--- "+st+": ")
+			if !ok {
+				continue
+			}
+			name, _, _ := strings.Cut(rest, " ")
+			if name != "" && !strings.Contains(name, "/") {
+				f.results[name] = append(f.results[name], st)
+			}
+		}
+	}
+	return f
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// modulePath is the module path in root's go.mod (the base commit's).
+func modulePath(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("reward: a Go task with no go.mod at the top: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module"); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", errors.New("reward: go.mod names no module")
+}
+
+// planGo groups the hidden tests by package and writes each package's canary.
+func planGo(root, module string, hidden []string) ([]goRun, error) {
+	byPkg := map[string][]string{}
+	for _, id := range hidden {
+		pkg, name := env.SplitID(id)
+		if pkg == "" || name == "" || strings.ContainsAny(name, "/ ") {
+			return nil, fmt.Errorf("reward: %q is not a Go test's id", id)
+		}
+		byPkg[pkg] = append(byPkg[pkg], name)
+	}
+	var runs []goRun
+	for _, pkg := range sortedKeys(byPkg) {
+		dir := "."
+		if pkg != module {
+			rel, ok := strings.CutPrefix(pkg, module+"/")
+			if !ok {
+				return nil, fmt.Errorf("reward: the package %s is not in the module %s", pkg, module)
+			}
+			dir = rel
+		}
+		if err := realParents(root, dir+"/x"); err != nil {
+			return nil, err
+		}
+		name, err := testPackageName(filepath.Join(root, filepath.FromSlash(dir)))
+		if err != nil {
+			return nil, fmt.Errorf("reward: %s: %w", pkg, err)
+		}
+		nonce := make([]byte, 8)
+		rand.Read(nonce)
+		canary := "TestFrognanoCanary" + hex.EncodeToString(nonce)
+		src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\n// %s is frognano's: its one result says the binary ran its tests.\nfunc %s(t *testing.T) {}\n", name, canary, canary)
+		p := filepath.Join(root, filepath.FromSlash(dir), "zz_frognano_"+hex.EncodeToString(nonce)+"_test.go")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			return nil, err
+		}
+		names := byPkg[pkg]
+		sort.Strings(names)
+		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary})
+	}
+	return runs, nil
+}
+
+// testPackageName is the package clause of the test files in dir (the base commit's).
+func testPackageName(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.PackageClauseOnly)
+		if err == nil {
+			return f.Name.Name, nil
+		}
+	}
+	return "", errors.New("no test file")
+}
+
+// buildGo compiles each package's test binary in the sandbox and moves it out of the tree
+// into tmp/bin, where the test run can only read it.
+func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) error {
+	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-build")}
+	opts := sandbox.Options{Limits: &sandbox.Limits{Output: 1 << 20}}
+	if err := layers.Sandbox(&opts, o.Exe); err != nil {
+		return err
+	}
+	r, err := newRunner(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	bin := filepath.Join(tmp, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		return err
+	}
+	const out = ".frognano-reward-bin"
+	for i := range runs {
+		run := &runs[i]
+		name := fmt.Sprintf("%d.test", i)
+		cmd := fmt.Sprintf(`export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; go test -c -vet=off -o %s %s`,
+			env.ShellQuote(out+"/"+name), env.ShellQuote("./"+run.dir))
+		o, err := r.Run(ctx, sandbox.Cmd{Dir: root, Command: cmd, Timeout: 20 * time.Minute})
+		if err != nil {
+			return err
+		}
+		built := filepath.Join(root, out, name)
+		st, serr := os.Lstat(built)
+		if o.ExitCode != 0 || serr != nil || !st.Mode().IsRegular() {
+			run.buildErr = fmt.Sprintf("exit status %d: %s", o.ExitCode, tail(o.Stderr+o.Stdout, 1000))
+			continue
+		}
+		run.bin = filepath.Join(bin, name)
+		if err := os.Rename(built, run.bin); err != nil {
+			return err
+		}
+		// frognano's, and not writable by the commands' user: no test run may replace the
+		// binary of a package that runs after it.
+		if err := os.Chown(run.bin, os.Geteuid(), os.Getegid()); err != nil {
+			return err
+		}
+		if err := os.Chmod(run.bin, 0o555); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(filepath.Join(root, out))
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// newRunner is a sandbox that confines writes: the trusted build cache layer and the tree
+// are bound read-only only there (see gocache.Layers.Sandbox).
+func newRunner(ctx context.Context, opts sandbox.Options) (*sandbox.Runner, error) {
+	r, err := sandbox.NewRunner(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("reward: sandbox: %w", err)
+	}
+	if iso := r.Isolation(); !iso.WriteConfined {
+		r.Close()
+		return nil, fmt.Errorf("%w; this machine's is %s: install bubblewrap and check with `frognano doctor`", ErrUnconfined, iso.Summary())
+	}
+	return r, nil
+}
+
+// ErrUnconfined: rewards need the bubblewrap sandbox, the only one that keeps the trusted
+// build cache and the evaluation tree read-only to the commands; a reward computed where
+// the code under test can rewrite them cannot be trusted.
+var ErrUnconfined = errors.New("reward: the sandbox does not confine writes")

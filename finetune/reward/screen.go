@@ -1,0 +1,217 @@
+package reward
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The screen reads the kept changes before anything runs and refuses those that reach for
+// the test harness: an agent that can end its test binary early with a pass, print the
+// framing go test reads, or call into package testing can forge results. It counts, per
+// file, the constructs below in the agent's version and in the base's, and refuses a file
+// that has more of one than its base had (a main package's os.Exit that was already there
+// is not the agent's).
+//
+// The screen is defence in depth, not the guard: it reads source, and source can hide what
+// it does (a call through reflect or a function value built elsewhere, a string assembled
+// at run time, a package the agent did not change calling one it did). The guards are the
+// evaluation tree (what the tests are, and how they build, come from the base commit) and
+// the checks of the results (see run.go). What the screen does catch cheaply is the plain
+// forms a model finds first, with a reason a person can read.
+//
+// Go is read with go/ast (a comment or a string that mentions os.Exit is not a call);
+// Python and JS/TS, which have no parser here, by patterns over the text with comments
+// left in, so a comment naming sys.exit is refused too (a false refusal costs one reward).
+
+// finding is one construct the screen refuses, as counted in one file.
+type finding string
+
+// goExits are the functions that end a Go program (or its goroutine) at once, without
+// testing's bookkeeping: os.Exit(0) from an init or a test prints nothing that go test
+// would call a failure. syscall.Exec replaces the program with another.
+var goExits = map[string]map[string]bool{
+	"os":                    {"Exit": true},
+	"syscall":               {"Exit": true, "Exec": true, "RawSyscall": true, "Syscall": true, "RawSyscall6": true, "Syscall6": true},
+	"runtime":               {"Goexit": true},
+	"golang.org/x/sys/unix": {"Exit": true, "Exec": true, "Syscall": true, "RawSyscall": true},
+}
+
+// goImports are the packages non-test code has no business importing: testing (the
+// harness itself; testing.Testing() tells a test binary apart), unsafe (what
+// //go:linkname needs, and a way around the type system), C (cgo runs C, which the screen
+// cannot read), plugin (loads code the tree does not hold).
+var goImports = map[string]bool{"testing": true, "unsafe": true, "C": true, "plugin": true}
+
+// framingLine matches what go test and test2json read as a test's result or start.
+var framingLine = regexp.MustCompile(`(?m)^\s*(---|===) (PASS|FAIL|SKIP|RUN|PAUSE|CONT|NAME)\b`)
+
+// screenGo counts the refused constructs of one Go file. A file that does not parse is
+// not counted: it does not build either.
+func screenGo(src []byte) map[finding]int {
+	n := map[finding]int{}
+	if bytes.IndexByte(src, 0x16) >= 0 {
+		n["the byte 0x16 (test2json's framing)"]++
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
+	if err != nil {
+		return n
+	}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//go:linkname") {
+				n["//go:linkname"]++
+			}
+			if strings.HasPrefix(c.Text, "//go:cgo_") || strings.HasPrefix(c.Text, "//export ") {
+				n["a cgo directive"]++
+			}
+		}
+	}
+	names := map[string]string{} // local name → import path
+	for _, im := range f.Imports {
+		p, err := strconv.Unquote(im.Path.Value)
+		if err != nil {
+			continue
+		}
+		if goImports[p] {
+			n[finding(fmt.Sprintf("import %q", p))]++
+		}
+		local := path.Base(p)
+		if im.Name != nil {
+			local = im.Name.Name
+		}
+		if goExits[p] != nil && local == "." {
+			n[finding(fmt.Sprintf("a dot import of %q", p))]++
+		}
+		names[local] = p
+	}
+	ast.Inspect(f, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.FuncDecl:
+			if x.Recv == nil && x.Name.Name == "init" {
+				n["func init"]++
+			}
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok && id.Obj == nil {
+				if p, ok := names[id.Name]; ok && goExits[p][x.Sel.Name] {
+					n[finding(p+"."+x.Sel.Name)]++
+				}
+			}
+		case *ast.BasicLit:
+			if x.Kind == token.STRING || x.Kind == token.CHAR {
+				s, err := strconv.Unquote(x.Value)
+				if err != nil {
+					break
+				}
+				if strings.ContainsRune(s, 0x16) {
+					n["the byte 0x16 (test2json's framing)"]++
+				}
+				if framingLine.MatchString(s) {
+					n["a string shaped like a test result (--- PASS: …)"]++
+				}
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// Python: leaving the interpreter (pytest reports what it saw so far, and the run's status
+// is the agent's), and pytest's own modules (hooks, the report).
+var pyPatterns = []struct {
+	re   *regexp.Regexp
+	what finding
+}{
+	{regexp.MustCompile(`\bsys\s*\.\s*exit\b`), "sys.exit"},
+	{regexp.MustCompile(`\bos\s*\.\s*(_exit|abort|kill|exec\w*)\b`), "os._exit, os.abort, os.kill or os.exec*"},
+	{regexp.MustCompile(`\bSystemExit\b`), "SystemExit"},
+	{regexp.MustCompile(`(?m)^\s*(import|from)\s+_?pytest\b`), "import pytest"},
+	{regexp.MustCompile(`(?m)^\s*import\s+.*\b_?pytest\b`), "import pytest"},
+	{regexp.MustCompile(`\b__import__\s*\(\s*['"]_?pytest`), "import pytest"},
+	{regexp.MustCompile(`\bimportlib\b`), "importlib"},
+	{regexp.MustCompile(`\bbuiltins\b`), "builtins"},
+	{regexp.MustCompile(`\bfrom\s+os\s+import\s+.*\b_exit\b|\bfrom\s+sys\s+import\s+.*\bexit\b`), "sys.exit"},
+}
+
+// JS/TS: leaving node early, or killing it.
+var jsPatterns = []struct {
+	re   *regexp.Regexp
+	what finding
+}{
+	{regexp.MustCompile(`\bprocess\s*(\.\s*|\[\s*['"])(exit|reallyExit|abort|kill|exitCode)\b`), "process.exit, process.abort, process.kill or process.exitCode"},
+	{regexp.MustCompile(`\bchild_process\b`), "child_process"},
+}
+
+func screenText(src []byte, pats []struct {
+	re   *regexp.Regexp
+	what finding
+}) map[finding]int {
+	n := map[finding]int{}
+	for _, p := range pats {
+		if c := len(p.re.FindAllIndex(src, -1)); c > 0 {
+			n[p.what] += c
+		}
+	}
+	if bytes.IndexByte(src, 0x16) >= 0 {
+		n["the byte 0x16 (test2json's framing)"]++
+	}
+	return n
+}
+
+// screenFile counts the refused constructs of one file by its kind; nil for files the
+// screen does not read.
+func screenFile(p string, src []byte) map[finding]int {
+	switch ext := path.Ext(p); {
+	case ext == ".go":
+		return screenGo(src)
+	case ext == ".py":
+		return screenText(src, pyPatterns)
+	case isScript(ext):
+		return screenText(src, jsPatterns)
+	}
+	return nil
+}
+
+// nativeCode are the files a Go package builds from besides Go (assembly, cgo's C, object
+// files linked as they are): code the screen cannot read, and that can define any symbol.
+var nativeCode = map[string]bool{".s": true, ".S": true, ".sx": true, ".c": true, ".cc": true, ".cpp": true, ".cxx": true,
+	".h": true, ".hh": true, ".hpp": true, ".hxx": true, ".m": true, ".f": true, ".F": true, ".for": true, ".f90": true,
+	".swig": true, ".swigcxx": true, ".syso": true, ".so": true}
+
+// screen returns why the kept changes are refused, or "" when none is: each finding the
+// agent added, per file, sorted.
+func screen(keep []kept) string {
+	var why []string
+	for _, k := range keep {
+		if k.Content == nil {
+			continue
+		}
+		if nativeCode[path.Ext(k.Path)] && (k.Base == nil || !bytes.Equal(k.Base, k.Content)) {
+			why = append(why, k.Path+": native code (assembly, C or an object file)")
+			continue
+		}
+		now := screenFile(k.Path, k.Content)
+		if now == nil {
+			continue
+		}
+		before := map[finding]int{}
+		if k.Base != nil {
+			before = screenFile(k.Path, k.Base)
+		}
+		for f, c := range now {
+			if c > before[f] {
+				why = append(why, fmt.Sprintf("%s: %s", k.Path, f))
+			}
+		}
+	}
+	sort.Strings(why)
+	return strings.Join(why, "; ")
+}

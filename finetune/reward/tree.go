@@ -1,0 +1,232 @@
+package reward
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/task"
+)
+
+// kept is one change of the agent's that reaches the evaluation tree: a regular file's new
+// content (Content nil: the file is deleted), and its base content for the screen.
+type kept struct {
+	Path          string
+	Content, Base []byte
+	Mode          string
+}
+
+// sortChanges splits the agent's changes into those the evaluation tree takes and those it
+// leaves out (with why). A rename is a deletion of the old path and a creation of the new,
+// each judged on its own. protect names further paths that must come from the base (the
+// hidden tests' files of a Python or JS/TS task).
+func sortChanges(c *workspace.Changes, protect map[string]bool) (keep []kept, dropped []workspace.Skipped) {
+	if c == nil {
+		return nil, nil
+	}
+	drop := func(p, why string) { dropped = append(dropped, workspace.Skipped{Path: p, Why: why}) }
+	consider := func(p string, content []byte, mode string, base []byte) {
+		if !task.SafePath(p) {
+			drop(p, "a path that leaves the tree")
+			return
+		}
+		if why := protected(p); why != "" {
+			drop(p, why)
+			return
+		}
+		if protect[p] {
+			drop(p, "a hidden test's file comes from the base commit")
+			return
+		}
+		if content != nil && mode != workspace.ModeFile && mode != workspace.ModeExec {
+			if mode == workspace.ModeLink {
+				drop(p, "a symbolic link (the evaluation tree takes regular files only)")
+			} else {
+				drop(p, "not a regular file (mode "+mode+")")
+			}
+			return
+		}
+		keep = append(keep, kept{Path: p, Content: content, Mode: mode, Base: base})
+	}
+	for _, f := range c.Files {
+		base := f.Base
+		if f.BaseIsLink() {
+			base = nil // a link's target is not code the screen compares with
+		}
+		switch f.Kind {
+		case workspace.Deleted:
+			consider(f.Path, nil, "", base)
+		case workspace.Renamed:
+			consider(f.OldPath, nil, "", base)
+			consider(f.Path, nonNil(f.Content), f.Mode, nil)
+		default:
+			consider(f.Path, nonNil(f.Content), f.Mode, base)
+		}
+	}
+	for _, s := range c.Skipped {
+		drop(s.Path, "left out of the agent's changes: "+s.Why)
+	}
+	return keep, dropped
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Files the agent may not change, whatever the language: they decide what the tests are,
+// how they run and what they build with. Matched on the slash path; the base commit's
+// version is what the tests see.
+var (
+	protectedNames = map[string]string{
+		// Go: the module's dependencies and workspace (a replace directive swaps a package
+		// the tests use).
+		"go.mod": "go.mod", "go.sum": "go.sum", "go.work": "go.work", "go.work.sum": "go.work.sum",
+		// Python: pytest's configuration and plugins, and what Python imports on its own.
+		"conftest.py": "pytest configuration", "pytest.ini": "pytest configuration",
+		"setup.cfg": "Python configuration", "tox.ini": "Python configuration",
+		"pyproject.toml": "Python configuration", "setup.py": "Python configuration",
+		"sitecustomize.py": "imported by Python at start", "usercustomize.py": "imported by Python at start",
+		// JS/TS: the test script, the dependencies.
+		"package.json": "the package's scripts and dependencies", "package-lock.json": "a lockfile",
+		"npm-shrinkwrap.json": "a lockfile", "yarn.lock": "a lockfile", "pnpm-lock.yaml": "a lockfile",
+		"pnpm-workspace.yaml": "a lockfile", "bun.lockb": "a lockfile", "bun.lock": "a lockfile",
+	}
+	// Folders whose files are the tests' or the build's: anything below them.
+	protectedDirs = map[string]string{
+		"vendor": "vendored dependencies", "testdata": "test data", "node_modules": "installed packages",
+		"__tests__": "tests", "__snapshots__": "test snapshots",
+	}
+	// JS/TS runner configurations: jest.config.js, vitest.config.mts, …
+	configPrefixes = []string{"jest.config.", "vitest.config.", "vitest.workspace.", "vite.config.", "babel.config.",
+		"karma.conf.", "playwright.config.", "tsconfig.", "ava.config.", "mocha."}
+)
+
+// protected says why the agent may not change the file at p (slash path), or "".
+func protected(p string) string {
+	parts := strings.Split(p, "/")
+	base := parts[len(parts)-1]
+	for i, part := range parts {
+		if strings.HasPrefix(part, ".") {
+			// .frognano/finetune.json says how the tests run; .mocharc, .babelrc, .npmrc,
+			// .pytest_cache, .github: configuration, never the code under test.
+			return "a hidden file or folder (configuration)"
+		}
+		if why, ok := protectedDirs[part]; ok && i < len(parts)-1 {
+			return why + " come from the base commit"
+		}
+	}
+	if why, ok := protectedNames[base]; ok {
+		return why + " comes from the base commit"
+	}
+	ext := path.Ext(base)
+	switch {
+	case strings.HasSuffix(base, "_test.go"):
+		return "Go tests come from the base commit"
+	case ext == ".pth":
+		return "imported by Python at start"
+	case ext == ".py" && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")):
+		return "Python tests come from the base commit"
+	case isScript(ext) && (strings.Contains(base, ".test.") || strings.Contains(base, ".spec.")):
+		return "JS/TS tests come from the base commit"
+	}
+	if ext != ".go" {
+		// pytest and node --test find tests by folder too; a Go package may be called test.
+		for _, part := range parts[:len(parts)-1] {
+			if part == "test" || part == "tests" {
+				return "tests come from the base commit"
+			}
+		}
+	}
+	for _, pre := range configPrefixes {
+		if strings.HasPrefix(base, pre) {
+			return "a test runner's configuration comes from the base commit"
+		}
+	}
+	return ""
+}
+
+func isScript(ext string) bool {
+	switch ext {
+	case ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx":
+		return true
+	}
+	return false
+}
+
+// lay writes the kept changes into the evaluation tree at root, which frognano exported:
+// never through a link (a folder of the base commit may be one), never outside root. A
+// change below a linked folder is left out.
+func lay(root string, keep []kept) (dropped []workspace.Skipped, err error) {
+	for _, k := range keep {
+		p := filepath.Join(root, filepath.FromSlash(k.Path))
+		if err := realParents(root, k.Path); errors.Is(err, errLinkedFolder) {
+			dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "below a symbolic link of the base commit"})
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if k.Content == nil {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			continue
+		}
+		// Every existing folder on the way is a real one (checked above), so MkdirAll
+		// follows no link.
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		// Remove first: what lies there may be a link, which a plain write would follow.
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		perm := os.FileMode(0o644)
+		if k.Mode == workspace.ModeExec {
+			perm = 0o755
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.Write(k.Content)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return dropped, nil
+}
+
+// errLinkedFolder: a change below a folder that is a link in the base commit.
+var errLinkedFolder = errors.New("a folder on the path is a symbolic link")
+
+// realParents checks that every existing folder on rel's way under root is a folder, not
+// a link.
+func realParents(root, rel string) error {
+	parts := strings.Split(rel, "/")
+	p := root
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("%s: %w", rel, errLinkedFolder)
+		}
+	}
+	return nil
+}
