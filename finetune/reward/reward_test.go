@@ -159,7 +159,9 @@ func naive(t *testing.T, dir string) env.Results {
 	cmd := exec.Command("go", "test", "-json", "-count=1", "-vet=off", "-run", env.RunRegexp([]string{"TestAbs", "TestMax"}), "./calc")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOCACHE="+fixture.GoCache(), "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false")
+	start := time.Now()
 	out, _ := cmd.Output()
+	t.Logf("plain go test -json on the agent's copy: %v", time.Since(start).Round(time.Millisecond))
 	return env.ParseGoTestJSON(out)
 }
 
