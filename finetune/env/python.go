@@ -43,6 +43,11 @@ func (d *Detection) locatePython(repo string) {
 	d.Python = "python3" // from PATH inside the sandbox; pytest must be installed there
 }
 
+// LocatePython is what a Session does for a pytest suite, for a run outside one
+// (finetune/reward): d.Python and the paths the sandbox binds read-only, for the
+// repository at repo (the user's, where their virtual environment lies).
+func (d *Detection) LocatePython(repo string) { d.locatePython(repo) }
+
 // pythonEnvs are the virtual environments that may be the repository's, most specific first.
 func pythonEnvs(repo string) []string {
 	out := []string{filepath.Join(repo, ".venv"), filepath.Join(repo, "venv")}

@@ -32,32 +32,35 @@ import (
 //   - It builds one test binary per package (go test -c) in the sandbox with the trusted
 //     build cache and a scratch layer of the run's own. No code of the agent runs while
 //     building (the screen refuses cgo, and the build's settings come from the base).
-//   - It adds to each package a test of its own with a name drawn at random for this run
-//     (the canary) and runs it with the hidden tests: a binary that ends before its tests
-//     have run (os.Exit(0) from an init, after printing passes) has no result for it.
+//   - It adds to each package two tests of its own, with names drawn at random for this
+//     run (the canaries), one that passes and one that fails, and runs them with the
+//     hidden tests: a binary that ends before its tests have run (os.Exit(0) from an init,
+//     after printing passes) has no result for them, and one that prints a pass for every
+//     test it was asked to run (their names are in its arguments) passes the failing one.
 //   - It runs each binary on its own, with `exec`, so that the exit status is the
 //     binary's own as the sandbox saw it, not a line someone printed; it also passes
 //     -test.paniconexit0, as go test does, so os.Exit(0) during a test is a failure.
 //   - The tree is read-only to the test run (bound so by bubblewrap): the code under test
 //     cannot rewrite the golden files or test data its tests compare with. A test that
 //     writes beside its own sources fails here.
-//   - It reads the framing itself and trusts the run only if every hidden test and the
-//     canary have exactly one result, no other test has one, the closing PASS or FAIL is
-//     there once, and the exit status agrees with them all (0 with no failure, 1 with
-//     one). Anything else gives 0, "results not trustworthy".
+//   - It reads the framing itself and trusts the run only if every hidden test and both
+//     canaries have exactly one result, no other test has one, the canaries came out as
+//     written, the closing FAIL is there once, and the exit status is 1. Anything else
+//     gives 0, "results not trustworthy".
 //
 // Measured on this machine (2 cores, shared): see the package's tests and the README.
-// The canary raises the bar, not the ceiling: code that reads its own binary can find the
-// canary's name. That code would need os.Exit, syscall.Exit, //go:linkname or the like to
+// The canaries raise the bar, not the ceiling: code that reads its arguments or its own
+// binary can tell frognano's tests from the hidden ones. That code would need os.Exit, syscall.Exit, //go:linkname or the like to
 // end the binary early, which is what the screen refuses.
 
 // goRun is one package's test binary and what it is to run.
 type goRun struct {
 	pkg, dir string   // import path; folder relative to the top, slash-separated
 	names    []string // the hidden tests of the package
-	canary   string
-	bin      string // the built binary, outside the tree, once built
-	buildErr string // why it did not build
+	canary   string   // frognano's test that passes
+	failing  string   // frognano's test that fails
+	bin      string   // the built binary, outside the tree, once built
+	buildErr string   // why it did not build
 }
 
 // runGo builds and runs the hidden tests of a Go task on the tree at root; tmp is the
@@ -104,7 +107,7 @@ func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, re
 		if err := os.Mkdir(wd, 0o755); err != nil {
 			return nil, "", "", err
 		}
-		all := append(append([]string{}, run.names...), run.canary)
+		all := append(append([]string{}, run.names...), run.canary, run.failing)
 		cmd := fmt.Sprintf("cd %s && exec %s -test.v=test2json -test.paniconexit0 -test.count=1 -test.timeout=%s -test.run=%s",
 			env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.dir))), env.ShellQuote(run.bin), o.Timeout, env.ShellQuote(env.RunRegexp(all)))
 		out, err := r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
@@ -136,39 +139,33 @@ func judge(out sandbox.Output, run goRun) (map[string]bool, string) {
 	case out.Flooded || out.StdoutDropped > 0:
 		return got, "the tests printed more than frognano reads"
 	}
-	expected := map[string]bool{run.canary: true}
+	expected := map[string]bool{run.canary: true, run.failing: true}
 	for _, n := range run.names {
 		expected[n] = true
 	}
-	failed := false
 	for _, n := range sortedKeys(f.results) {
 		if !expected[n] {
 			return got, fmt.Sprintf("a result for %s, which was not run", n)
 		}
 	}
-	for _, n := range append([]string{run.canary}, run.names...) {
-		rs := f.results[n]
-		if len(rs) != 1 {
+	for _, n := range append([]string{run.canary, run.failing}, run.names...) {
+		if rs := f.results[n]; len(rs) != 1 {
 			if out.ExitCode != 0 && out.ExitCode != 1 && len(rs) == 0 {
 				return got, fmt.Sprintf("the test binary ended (exit status %d) before %s had a result", out.ExitCode, n)
 			}
 			return got, fmt.Sprintf("%d results for %s", len(rs), n)
 		}
-		if rs[0] == "FAIL" {
-			failed = true
-		}
-	}
-	if f.results[run.canary][0] != "PASS" {
-		return got, "frognano's own test did not pass"
-	}
-	if len(f.final) != 1 {
-		return got, fmt.Sprintf("%d closing PASS or FAIL lines", len(f.final))
 	}
 	switch {
-	case out.ExitCode == 0 && !failed && f.final[0] == "PASS":
-	case out.ExitCode == 1 && failed && f.final[0] == "FAIL":
-	default:
-		return got, fmt.Sprintf("exit status %d, closing %s, and %s", out.ExitCode, f.final[0], map[bool]string{true: "a test failed", false: "no test failed"}[failed])
+	case f.results[run.canary][0] != "PASS":
+		return got, "frognano's passing test did not pass"
+	case f.results[run.failing][0] != "FAIL":
+		// What a forger that passes every test it is asked to run does.
+		return got, "frognano's failing test did not fail"
+	case len(f.final) != 1 || f.final[0] != "FAIL":
+		return got, fmt.Sprintf("the closing lines %q, where a test failed", f.final)
+	case out.ExitCode != 1:
+		return got, fmt.Sprintf("exit status %d, where a test failed", out.ExitCode)
 	}
 	return got, ""
 }
@@ -263,14 +260,15 @@ func planGo(root, module string, hidden []string) ([]goRun, error) {
 		nonce := make([]byte, 8)
 		rand.Read(nonce)
 		canary := "TestFrognanoCanary" + hex.EncodeToString(nonce)
-		src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\n// %s is frognano's: its one result says the binary ran its tests.\nfunc %s(t *testing.T) {}\n", name, canary, canary)
+		failing := "TestFrognanoCanaryFails" + hex.EncodeToString(nonce)
+		src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\n// frognano's: one pass and one failure say that the binary ran its tests and reported them as they went.\n\nfunc %s(t *testing.T) {}\n\nfunc %s(t *testing.T) { t.Error(\"frognano's canary fails on purpose\") }\n", name, canary, failing)
 		p := filepath.Join(root, filepath.FromSlash(dir), "zz_frognano_"+hex.EncodeToString(nonce)+"_test.go")
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			return nil, err
 		}
 		names := byPkg[pkg]
 		sort.Strings(names)
-		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary})
+		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary, failing: failing})
 	}
 	return runs, nil
 }

@@ -80,8 +80,9 @@ type Result struct {
 // changes, which workspace.Changes made from git's record without following links.
 //
 // Then the screen (screen.go) reads what is kept and refuses a change that reaches for the
-// test harness (reward 0, the findings in Reason), and the hidden tests run (gorun.go for
-// Go) in the sandbox on the trusted build cache, their results checked before they count.
+// test harness (reward 0, the findings in Reason), and the hidden tests run in the sandbox
+// (gorun.go for Go, on the trusted build cache; pyrun.go for pytest), their results checked
+// before they count. Go and Python (pytest) tasks are scored; others return ErrUnsupported.
 func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Options) (*Result, error) {
 	start := time.Now()
 	o, err := o.withDefaults(t)
@@ -92,8 +93,8 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	if len(hidden) == 0 {
 		return nil, fmt.Errorf("reward: task %s has no hidden tests", t.ID)
 	}
-	if t.Test.Kind != env.KindGo {
-		return nil, fmt.Errorf("reward: %w: %q tasks (Go only so far)", ErrUnsupported, t.Test.Kind)
+	if t.Test.Kind != env.KindGo && t.Test.Kind != env.KindPython {
+		return nil, fmt.Errorf("reward: %w: %q tasks (Go and Python so far)", ErrUnsupported, t.Test.Kind)
 	}
 	tmp, err := os.MkdirTemp("", "frognano-reward-")
 	if err != nil {
@@ -110,7 +111,7 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	if err != nil {
 		return nil, fmt.Errorf("reward: %w", err)
 	}
-	if o.Trusted == "" {
+	if o.Trusted == "" && t.Test.Kind == env.KindGo {
 		o.Trusted = filepath.Join(cachedir.Dir(), "finetune", "gocache", co.Tree+"-"+runtime.Version())
 		if err := gocache.Build(ctx, root, o.Trusted, o.Exe); err != nil {
 			return nil, fmt.Errorf("reward: the trusted build cache: %w", err)
@@ -120,7 +121,16 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		return nil, fmt.Errorf("reward: %w", err)
 	}
 	res := &Result{}
-	keep, dropped := sortChanges(changes, nil)
+	// A Python test's file may be named as its suite's configuration says (not test_*.py):
+	// the hidden tests' files are the base's whatever their names.
+	protect := map[string]bool{}
+	if t.Test.Kind != env.KindGo {
+		for _, id := range hidden {
+			file, _ := env.SplitID(id)
+			protect[file] = true
+		}
+	}
+	keep, dropped := sortChanges(changes, protect)
 	res.Dropped = dropped
 	if why := screen(keep); why != "" && !o.noScreen {
 		res.Failed = hidden
@@ -135,7 +145,13 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	res.Dropped = append(res.Dropped, more...)
 	res.Prepare = time.Since(start)
 
-	passed, untrusted, broken, err := runGo(ctx, root, tmp, hidden, o, res)
+	var passed map[string]bool
+	var untrusted, broken string
+	if t.Test.Kind == env.KindGo {
+		passed, untrusted, broken, err = runGo(ctx, root, tmp, hidden, o, res)
+	} else {
+		passed, untrusted, err = runPytest(ctx, root, tmp, co.Repo, hidden, o, res)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -89,14 +89,14 @@ func TestSortChanges(t *testing.T) {
 }
 
 // The run's results are trusted only when they are complete, single, and agree with the
-// binary's exit status.
+// binary's exit status; frognano's two tests came out as written.
 func TestJudge(t *testing.T) {
-	run := goRun{pkg: "example.com/r/calc", names: []string{"TestA", "TestB"}, canary: "TestFrognanoCanary1"}
+	run := goRun{pkg: "example.com/r/calc", names: []string{"TestA", "TestB"}, canary: "TestFrognanoCanary1", failing: "TestFrognanoCanaryFails1"}
 	res := func(name, st string) string {
 		return "\x16=== RUN   " + name + "\n\x16--- " + st + ": " + name + " (0.00s)\n"
 	}
 	all := func(a, b string) string {
-		return res("TestA", a) + res("TestB", b) + res("TestFrognanoCanary1", "PASS")
+		return res("TestA", a) + res("TestB", b) + res("TestFrognanoCanary1", "PASS") + res("TestFrognanoCanaryFails1", "FAIL")
 	}
 	for _, c := range []struct {
 		name   string
@@ -105,17 +105,19 @@ func TestJudge(t *testing.T) {
 		passed string // the passed tests, space-separated, when trusted
 		why    string // a part of why not trusted
 	}{
-		{"all pass", all("PASS", "PASS") + "\x16PASS\n", 0, "TestA TestB", ""},
+		{"all pass", all("PASS", "PASS") + "\x16FAIL\n", 1, "TestA TestB", ""},
 		{"one fails", all("FAIL", "PASS") + "\x16FAIL\n", 1, "TestB", ""},
-		{"subtests are not results", all("PASS", "PASS") + "\x16--- FAIL: TestA/sub (0.00s)\n\x16PASS\n", 0, "TestA TestB", ""},
-		{"a pass printed, a failure elsewhere", all("PASS", "PASS") + "\x16FAIL\n", 1, "", "exit status 1"},
-		{"a failure, exit 0", all("FAIL", "PASS") + "\x16PASS\n", 0, "", "exit status 0"},
+		{"one skips", all("SKIP", "PASS") + "\x16FAIL\n", 1, "TestB", ""},
+		{"subtests are not results", all("PASS", "PASS") + "\x16--- FAIL: TestA/sub (0.00s)\n\x16FAIL\n", 1, "TestA TestB", ""},
+		{"exit 0", all("PASS", "PASS") + "\x16FAIL\n", 0, "", "exit status 0"},
+		{"closing PASS", all("PASS", "PASS") + "\x16PASS\n", 1, "", "closing lines"},
 		{"a forged pass before the real failure", res("TestA", "PASS") + all("FAIL", "PASS") + "\x16FAIL\n", 1, "", "2 results for TestA"},
-		{"no canary", res("TestA", "PASS") + res("TestB", "PASS") + "\x16PASS\n", 0, "", "0 results for TestFrognanoCanary1"},
-		{"canary fails", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognanoCanary1", "FAIL") + "\x16FAIL\n", 1, "", "frognano's own test"},
-		{"a test that was not run", all("PASS", "PASS") + res("TestC", "PASS") + "\x16PASS\n", 0, "", "TestC, which was not run"},
-		{"no closing line", all("PASS", "PASS"), 0, "", "0 closing"},
-		{"two closing lines", all("PASS", "PASS") + "\x16PASS\n\x16PASS\n", 0, "", "2 closing"},
+		{"no canaries", res("TestA", "PASS") + res("TestB", "PASS") + "\x16PASS\n", 0, "", "0 results for TestFrognanoCanary"},
+		{"every test passes", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognanoCanary1", "PASS") + res("TestFrognanoCanaryFails1", "PASS") + "\x16PASS\n", 0, "", "failing test did not fail"},
+		{"the passing canary fails", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognanoCanary1", "FAIL") + res("TestFrognanoCanaryFails1", "FAIL") + "\x16FAIL\n", 1, "", "passing test did not pass"},
+		{"a test that was not run", all("PASS", "PASS") + res("TestC", "PASS") + "\x16FAIL\n", 1, "", "TestC, which was not run"},
+		{"no closing line", all("PASS", "PASS"), 1, "", "closing lines"},
+		{"two closing lines", all("PASS", "PASS") + "\x16FAIL\n\x16FAIL\n", 1, "", "closing lines"},
 		{"unframed lines are output", all("PASS", "FAIL") + "--- PASS: TestB (0.00s)\nPASS\n\x16FAIL\n", 1, "TestA", ""},
 		{"crashed", res("TestA", "PASS") + "\x16=== RUN   TestB\npanic: boom\n", 2, "", "exit status 2"},
 	} {
@@ -140,7 +142,7 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: passed %v, want %s", c.name, passed, c.passed)
 		}
 	}
-	if _, why := judge(sandbox.Output{Stdout: all("PASS", "PASS") + "\x16PASS\n", StdoutDropped: 10}, run); why == "" {
+	if _, why := judge(sandbox.Output{Stdout: all("PASS", "PASS") + "\x16FAIL\n", ExitCode: 1, StdoutDropped: 10}, run); why == "" {
 		t.Error("a truncated output was trusted")
 	}
 }

@@ -1,0 +1,151 @@
+package reward
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/task"
+)
+
+const (
+	pyAbs   = "tests/test_calc.py test_absolute"
+	pyScale = "tests/test_calc.py TestScale::test_scale"
+)
+
+func pyTask(t *testing.T) *task.Task {
+	t.Helper()
+	if exec.Command("python3", "-c", "import pytest").Run() != nil {
+		t.Skip("python3 with pytest is not installed")
+	}
+	repo := fixture.Repo(t, map[string]string{
+		"pyproject.toml":     fixture.PyProject("calc"),
+		"calc/__init__.py":   "",
+		"calc/calc.py":       fixture.PyCalc,
+		"tests/test_calc.py": fixture.PyCalcTest,
+	})
+	ctx := context.Background()
+	head, err := env.Head(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := task.MakePatch(ctx, []task.Change{{Path: "calc/calc.py", Old: []byte(fixture.PyCalc),
+		New: []byte(strings.Replace(fixture.PyCalc, "return -x", "return x", 1))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &task.Task{Version: task.Version, ID: task.MakeID(head, patch), Repo: repo, BaseCommit: head, Patch: patch,
+		FailToPass: []string{pyAbs}, PassToPass: []string{pyScale}, Test: task.TestSpec{Kind: env.KindPython}}
+}
+
+// pyNaive is what a reward that trusts the agent's copy would see: pytest's JUnit report
+// of the hidden tests there.
+func pyNaive(t *testing.T, dir string) env.Results {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.xml")
+	cmd := exec.Command("python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", "--junitxml="+report,
+		"tests/test_calc.py::test_absolute", "tests/test_calc.py::TestScale::test_scale")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
+	cmd.Run()
+	b, _ := os.ReadFile(report)
+	return env.ParseJUnitXML(b)
+}
+
+// The pytest forgeries a model could find: pytest's configuration (a conftest.py that
+// makes every report a pass), the hidden test itself, and the agent's own code patching
+// pytest in its process (refused by the screen only: see pyrun.go).
+var pyForgeries = []struct {
+	name     string
+	edit     func(t *testing.T, root string)
+	screened bool
+}{
+	{"a conftest.py that makes every report a pass", func(t *testing.T, root string) {
+		write(t, root, "tests/conftest.py", `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    rep.outcome = "passed"
+    rep.longrepr = None
+`)
+	}, false},
+	{"the hidden test edited", func(t *testing.T, root string) {
+		write(t, root, "tests/test_calc.py", strings.Replace(fixture.PyCalcTest, "absolute(-3) == 3 and ", "", 1))
+	}, false},
+	{"pytest patched from the code under test", func(t *testing.T, root string) {
+		write(t, root, "calc/__init__.py", `import sys
+
+if "pytest" in sys.modules:
+    import _pytest.reports as reports
+
+    _real = reports.TestReport.from_item_and_call
+
+    def _forged(item, call):
+        rep = _real(item, call)
+        rep.outcome = "passed"
+        rep.longrepr = None
+        return rep
+
+    reports.TestReport.from_item_and_call = _forged
+`)
+	}, true},
+}
+
+func TestScorePython(t *testing.T) {
+	tk := pyTask(t)
+	o := Options{Timeout: time.Minute}
+	fooled := func(r env.Results) bool {
+		return r.Tests[pyAbs].Status == env.Pass && r.Tests[pyScale].Status == env.Pass
+	}
+	t.Run("honest fix", func(t *testing.T) {
+		ws := agentCopy(t, tk)
+		write(t, ws.Root, "calc/calc.py", fixture.PyCalc)
+		if res := score(t, tk, ws, o); res.Reward != 1 || len(res.Passed) != 2 {
+			t.Errorf("reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+		}
+	})
+	t.Run("no change", func(t *testing.T) {
+		ws := agentCopy(t, tk)
+		if fooled(pyNaive(t, ws.Root)) {
+			t.Fatal("the buggy tree passes its tests")
+		}
+		res := score(t, tk, ws, o)
+		if res.Reward != 0 || !slices.Equal(res.Failed, []string{pyAbs}) || !slices.Equal(res.Passed, []string{pyScale}) {
+			t.Errorf("reward %v (%s), passed %v, failed %v", res.Reward, res.Reason, res.Passed, res.Failed)
+		}
+	})
+	for _, f := range pyForgeries {
+		t.Run(f.name, func(t *testing.T) {
+			ws := agentCopy(t, tk)
+			f.edit(t, ws.Root)
+			if r := pyNaive(t, ws.Root); !fooled(r) {
+				t.Fatalf("the forgery does not fool a plain pytest run, so this case proves nothing: %+v", r)
+			}
+			res := score(t, tk, ws, o)
+			if res.Reward != 0 || len(res.Passed) == 2 {
+				t.Errorf("forged: reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+			}
+			if f.screened != strings.HasPrefix(res.Reason, "refused by the screen") {
+				t.Errorf("screened %v, reason %q", f.screened, res.Reason)
+			}
+			if f.screened {
+				// Behind the screen: frognano's failing test passed too.
+				o := o
+				o.noScreen = true
+				if res := score(t, tk, ws, o); res.Reward != 0 || !strings.HasPrefix(res.Reason, "results not trustworthy") {
+					t.Errorf("without the screen: reward %v (%s)", res.Reward, res.Reason)
+				}
+			}
+		})
+	}
+}
