@@ -15,7 +15,10 @@
 //     replace the one in use only if its held-out pass rate did not fall;
 //   - registry: the books of the models fine-tuning makes (names by repository and step,
 //     digests, the one in use, rollback, keeping the last few), one atomic state file per
-//     repository that the language server reads.
+//     repository that the language server reads;
+//   - reward: an episode's reward from its task's hidden tests, run on a tree frognano
+//     builds (base commit, task patch, only the agent's non-test, non-configuration files),
+//     behind a screen of what the agent added and checks that the results were not forged.
 //
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
