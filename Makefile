@@ -9,12 +9,15 @@ BIN := bin/frognano
 build:
 	@test "$$($(GO) env CGO_ENABLED)" = 1 || { echo "frognano needs cgo (tree-sitter parsers): install gcc (apt-get install build-essential) and leave CGO_ENABLED unset"; exit 1; }
 	$(GO) build -o $(BIN) ./cmd/frognano
+	$(GO) build -o $(dir $(BIN))frognano-modelgen ./cmd/frognano-modelgen
 
 setup:
 	scripts/setup.sh
 
 # The demo needs only the Ollama server (when no FrogNano model is installed), not the test
-# tools that setup.sh adds.
+# tools that setup.sh adds. Its scripted model is written by bin/frognano-modelgen, which
+# build puts next to frognano: the writer links Ollama's ggml packages, kept out of the
+# binary editors start.
 demo: build
 	@scripts/build-ollama.sh >/dev/null
 	$(BIN) demo

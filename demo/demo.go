@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +20,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/frognano/frognano/ollama"
-	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/modelgen/script"
 )
 
 //go:embed sample.txtar
@@ -56,16 +58,16 @@ func WriteSample(ctx context.Context, dir string) error {
 
 // Script is the episode the scripted demo model replays: run the tests, read the file,
 // fix it, run the tests again, report.
-func Script() modelgen.Script {
-	bash := func(cmd, why string) modelgen.ToolCall {
-		return modelgen.ToolCall{Name: "Bash", Arguments: map[string]any{"command": cmd, "description": why}}
+func Script() script.Script {
+	bash := func(cmd, why string) script.ToolCall {
+		return script.ToolCall{Name: "Bash", Arguments: map[string]any{"command": cmd, "description": why}}
 	}
-	return modelgen.Script{Turns: []modelgen.Turn{
-		{Content: "Let me run the tests first.", ToolCalls: []modelgen.ToolCall{bash("go test ./...", "Run the tests")}},
-		{ToolCalls: []modelgen.ToolCall{{Name: "Read", Arguments: map[string]any{"file_path": "calc.go"}}}},
-		{Content: "Add subtracts; it should add.", ToolCalls: []modelgen.ToolCall{{Name: "Edit", Arguments: map[string]any{
+	return script.Script{Turns: []script.Turn{
+		{Content: "Let me run the tests first.", ToolCalls: []script.ToolCall{bash("go test ./...", "Run the tests")}},
+		{ToolCalls: []script.ToolCall{{Name: "Read", Arguments: map[string]any{"file_path": "calc.go"}}}},
+		{Content: "Add subtracts; it should add.", ToolCalls: []script.ToolCall{{Name: "Edit", Arguments: map[string]any{
 			"file_path": "calc.go", "old_string": "return a - b", "new_string": "return a + b"}}}},
-		{ToolCalls: []modelgen.ToolCall{bash("go test ./...", "Run the tests again")}},
+		{ToolCalls: []script.ToolCall{bash("go test ./...", "Run the tests again")}},
 		{Content: "Fixed `Add` in calc.go: it returned a - b instead of a + b. `go test ./...` passes now."},
 	}}
 }
@@ -79,6 +81,9 @@ type Options struct {
 	WorkDir string
 	// Keep says WorkDir survives the demo (so its trajectory can be read).
 	Keep bool
+	// Modelgen is the frognano-modelgen binary that writes the scripted model; empty: the
+	// one next to the running executable, else the one on PATH (see [FindModelgen]).
+	Modelgen string
 }
 
 // modelChoice is which model the demo talks to, and whether it is a real one.
@@ -111,12 +116,18 @@ func chooseModel(ctx context.Context, o Options) (*modelChoice, error) {
 	if err != nil {
 		return nil, err
 	}
+	gen := o.Modelgen
+	if gen == "" {
+		if gen, err = FindModelgen(); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Fprintf(o.Out, "Starting a private Ollama (%s) with a scripted demo model.\n", bin)
 	srv, err := ollama.StartServer(ctx, bin, filepath.Join(o.WorkDir, "ollama"))
 	if err != nil {
 		return nil, err
 	}
-	m, err := modelgen.Scripted(filepath.Join(o.WorkDir, "demo-model.gguf"), modelgen.Qwen3, Script())
+	m, err := writeScripted(ctx, gen, filepath.Join(o.WorkDir, "demo-model.gguf"), Script())
 	if err == nil {
 		err = ollama.Create(ctx, srv.Client, ollama.CreateRequest{
 			Name: ScriptedModelName, GGUF: m.Path, Template: m.Template, Parameters: m.Parameters}, nil)
@@ -127,6 +138,57 @@ func chooseModel(ctx context.Context, o Options) (*modelChoice, error) {
 	}
 	cfg.Host, cfg.Model, cfg.NumCtx = srv.Host, ScriptedModelName, 16384
 	return &modelChoice{client: srv.Client, cfg: cfg, scripted: true, stop: srv.Stop}, nil
+}
+
+// ModelgenName is the helper that writes the scripted model: a binary of its own, so that
+// the GGUF writer (and the Ollama packages it links) stays out of frognano, which editors
+// start at every session (see cmd/frognano-modelgen).
+const ModelgenName = "frognano-modelgen"
+
+// FindModelgen finds frognano-modelgen next to the running executable (where `make build`
+// puts it), else on PATH.
+func FindModelgen() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), ModelgenName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(ModelgenName); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("the demo writes its scripted model with %s, which is neither next to this executable nor on PATH: "+
+		"run `make build` in the frognano source (it builds both into bin/), or `go build -o DIR ./cmd/%s` with DIR the folder of frognano", ModelgenName, ModelgenName)
+}
+
+// scriptedModel is what frognano-modelgen prints: modelgen.Model's fields the demo uses.
+type scriptedModel struct {
+	Path       string
+	Template   string
+	Parameters map[string]any
+}
+
+// writeScripted runs the frognano-modelgen binary gen to write a model replaying s to path.
+func writeScripted(ctx context.Context, gen, path string, s script.Script) (*scriptedModel, error) {
+	in, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, gen, "-out", path, "-arch", string(script.Qwen3))
+	cmd.Stdin, cmd.Stderr = bytes.NewReader(in), &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("writing the scripted demo model with %s: %v: %s", gen, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var m scriptedModel
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, fmt.Errorf("reading what %s printed: %v", gen, err)
+	}
+	if m.Path == "" {
+		return nil, errors.New(gen + " printed no model file")
+	}
+	return &m, nil
 }
 
 func hasTools(show *api.ShowResponse) bool {

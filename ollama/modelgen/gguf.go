@@ -13,16 +13,16 @@ import (
 	"os"
 
 	"github.com/ollama/ollama/fs/ggml"
+
+	"github.com/frognano/frognano/ollama/modelgen/script"
 )
 
-// Arch selects which of Ollama's engines serves the model.
-type Arch string
+// Arch, Llama and Qwen3 are package script's (see [Script]).
+type Arch = script.Arch
 
 const (
-	// Llama is served by Ollama's llama.cpp runner.
-	Llama Arch = "llama"
-	// Qwen3 is served by Ollama's own Go engine, like FrogNano's qwen35 architecture.
-	Qwen3 Arch = "qwen3"
+	Llama = script.Llama
+	Qwen3 = script.Qwen3
 )
 
 // Arches lists every architecture modelgen writes, for tests that cover both engines.

@@ -6,41 +6,17 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/frognano/frognano/ollama/modelgen/script"
 )
 
-// Turn is one assistant turn of a script: what the model says in reply to the prompt that
-// has as many assistant messages in its history as turns came before this one.
-type Turn struct {
-	// Thinking is emitted first, inside <think>…</think>; Ollama moves it to
-	// Message.Thinking when the request asks to think, and leaves it in the content otherwise.
-	Thinking string
-	// Content is plain text; it may hold a text-form tool call to test client-side recovery.
-	Content string
-	// ToolCalls are emitted after the content in Ollama's JSON-in-<tool_call> form, which
-	// the server's own tool parser turns into structured Message.ToolCalls.
-	ToolCalls []ToolCall
-}
-
-// ToolCall is a call the scripted model makes.
-type ToolCall struct {
-	Name      string
-	Arguments map[string]any
-}
-
-// Script is a whole episode, one Turn per assistant message.
-type Script struct {
-	Turns []Turn
-	// NoTools leaves .Tools out of the template, so the server says the model "does not
-	// support tools" (for testing that error path).
-	NoTools bool
-	// NoThinking leaves .Thinking out of the template, so the server rejects think:true.
-	NoThinking bool
-	// Renderer and Parser, when set, make the server build the prompt and read the reply
-	// with its built-in code instead of the template (as a FrogNano import does). A
-	// renderer's prompt does not say which step it is, so such a script has one turn, which
-	// follows the "\n" that ends the renderer's "<|im_start|>assistant\n".
-	Renderer, Parser string
-}
+// Turn, ToolCall and Script are package script's: the shipped frognano binary describes
+// the demo's episode with them without linking the GGUF writer.
+type (
+	Turn     = script.Turn
+	ToolCall = script.ToolCall
+	Script   = script.Script
+)
 
 // triggerWord is what the template writes at the end of the prompt for the step-th turn
 // (0-based): "zq" and then one "q" per assistant message already in the history. BPE merges
