@@ -2,8 +2,9 @@ package agent
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // rawCall is a tool call before its arguments are checked.
@@ -15,10 +16,10 @@ type rawCall struct {
 }
 
 var (
-	xmlCallRe  = regexp.MustCompile(`(?s)<function=([^>\s]+)>(.*?)</function>`)
-	xmlParamRe = regexp.MustCompile(`(?s)<parameter=([^>\s]+)>(.*?)</parameter>`)
-	jsonCallRe = regexp.MustCompile(`(?s)<tool_call>\s*(\{.*?\})\s*</tool_call>`)
-	fenceRe    = regexp.MustCompile("(?s)^```(?:json)?\\s*(\\{.*\\})\\s*```$")
+	xmlCallRe  = lazyregexp.New(`(?s)<function=([^>\s]+)>(.*?)</function>`)
+	xmlParamRe = lazyregexp.New(`(?s)<parameter=([^>\s]+)>(.*?)</parameter>`)
+	jsonCallRe = lazyregexp.New(`(?s)<tool_call>\s*(\{.*?\})\s*</tool_call>`)
+	fenceRe    = lazyregexp.New("(?s)^```(?:json)?\\s*(\\{.*\\})\\s*```$")
 )
 
 // recoverCalls finds tool calls that a model wrote as text instead of structured calls —
@@ -92,7 +93,7 @@ func jsonCall(s string) rawCall {
 	return rawCall{Name: v.Name, Args: args}
 }
 
-var thinkRe = regexp.MustCompile(`(?s)<think>.*?</think>`)
+var thinkRe = lazyregexp.New(`(?s)<think>.*?</think>`)
 
 // stripThinking removes reasoning from text meant for files or the user: whole
 // <think>…</think> blocks, and everything up to a lone </think> (when the prompt opened the

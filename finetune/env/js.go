@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // JavaScript and TypeScript suites run the package's test script's runner, asked for its
@@ -132,7 +133,7 @@ type jestReport struct {
 	} `json:"testResults"`
 }
 
-var jsTimedOut = regexp.MustCompile(`(?i)(test timed out in|exceeded timeout of) \d+ ?ms`)
+var jsTimedOut = lazyregexp.New(`(?i)(test timed out in|exceeded timeout of) \d+ ?ms`)
 
 // ParseJestJSON reads a jest or vitest JSON report on a copy at root. A test's name is its
 // describe blocks and title joined by " > "; one that ran past its time limit is hung; a

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // Python suites run under pytest, from the repository's own virtual environment: the
@@ -254,7 +256,7 @@ func junitID(c junitCase) string {
 	return TestID(pkg, c.Name)
 }
 
-var pytestOutcome = regexp.MustCompile(`\s(PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)(\s+\[\s*\d+%\])?\s*$`)
+var pytestOutcome = lazyregexp.New(`\s(PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)(\s+\[\s*\d+%\])?\s*$`)
 
 // pytestHung is the test that was running when pytest was interrupted: the last test that
 // -v started and gave no outcome in the progress lines between "collected N items" and the

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // combineCandidates pair the store's single-bug tasks of the base commit (those of this run
@@ -101,8 +101,8 @@ type hunk struct {
 }
 
 var (
-	hunkFile   = regexp.MustCompile(`(?m)^--- a/(.+)$|^@@ -(\d+)(?:,(\d+))? `)
-	patchPaths = regexp.MustCompile(`(?m)^--- a/(.+)$`)
+	hunkFile   = lazyregexp.New(`(?m)^--- a/(.+)$|^@@ -(\d+)(?:,(\d+))? `)
+	patchPaths = lazyregexp.New(`(?m)^--- a/(.+)$`)
 )
 
 func hunks(patch string) []hunk {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // Hint levels of a task's issue text: how much the problem statement helps.
@@ -153,7 +153,7 @@ func (r *runner) symptom(ctx context.Context, failToPass []string, output map[st
 	return cleanSymptom(reply.String(), all)
 }
 
-var thinkBlock = regexp.MustCompile(`(?s)<think>.*?</think>`)
+var thinkBlock = lazyregexp.New(`(?s)<think>.*?</think>`)
 
 // cleanSymptom drops reasoning the model left in its reply and the names of the tests
 // (tests, the suite's ids), which the agent must never see: the failing ones are hidden.

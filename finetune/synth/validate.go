@@ -15,6 +15,7 @@ import (
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/internal/atomicfile"
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // Reasons a candidate is rejected.
@@ -229,7 +230,7 @@ func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map
 	return s.String(), bins
 }
 
-var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+var majorVersion = lazyregexp.New(`^v[0-9]+$`)
 
 // mutantRun is one run of a switched test binary.
 type mutantRun struct {
@@ -345,7 +346,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-var errLine = regexp.MustCompile(`(?m)^\S*?([^/\s]+\.go):(\d+):\d+: `)
+var errLine = lazyregexp.New(`(?m)^\S*?([^/\s]+\.go):(\d+):\d+: `)
 
 // blame is the mutants whose copies hold the compiler's errors; nil when an error lies
 // outside every copy.
