@@ -36,11 +36,17 @@ type File struct {
 
 	// For Python and TS/JS: the syntax tree (nil once closed, or when Parse failed) and
 	// what the walk found in each statement, for the next Update; reused counts the
-	// statements and members taken from the previous version (for tests).
-	treeMu sync.Mutex // guards tree against Close during an Update
-	tree   *syntax.Tree
-	memo   *memo
-	reused int
+	// statements and members taken from the previous version (for tests). The tree is
+	// that of an earlier version when the File was spliced (splice.go): spliced says so.
+	// clean: the text parses without an error, so that memo is what a fresh parse finds;
+	// vitest: the file imports Vitest.
+	treeMu  sync.Mutex // guards tree against Close during an Update
+	tree    *syntax.Tree
+	memo    *memo
+	reused  int
+	spliced bool
+	clean   bool
+	vitest  bool
 }
 
 // Parse finds the functions of text, as [Funcs] does. Close the File when done: for

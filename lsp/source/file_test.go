@@ -38,10 +38,16 @@ func checkUpdate(t testing.TB, f *File, text string) *File {
 		t.Fatal(err)
 	}
 	defer want.Close()
-	if got.tree != nil {
+	switch {
+	case got.spliced:
+		// A splice claims what a fresh parse finds, and a text without errors.
+		if want.tree.HasError() {
+			t.Fatalf("%s: Update from\n%q\nto\n%q\nwas spliced, but the text has a syntax error", f.relPath, f.text, text)
+		}
+	case got.tree != nil:
 		// What Update reused must be what a full walk of its tree finds.
-		w := &walker{text: text, relPath: got.relPath}
-		all := w.walk(got.lang, got.tree)
+		w := &walker{text: text, relPath: got.relPath, lang: got.lang}
+		all := w.walk(got.tree)
 		slices.SortStableFunc(all, func(a, b Func) int { return cmp.Compare(a.Start, b.Start) })
 		if d := sameFuncs(got.all, all); d != "" {
 			t.Fatalf("%s: Update from\n%q\nto\n%q\ngives %s (a full walk of the same tree)", f.relPath, f.text, text, d)
