@@ -77,6 +77,11 @@ func splice(prev *File, text string) *File {
 	for b < len(m.subs) && base+m.subs[b].at <= oe {
 		b++
 	}
+	// TypeScript's grammar makes a member's decorators units of their own: one is not a
+	// neighbour that parses alone, so the window takes it with what it decorates.
+	for b < len(m.subs) && m.subs[b].m.kind == "decorator" {
+		b++
+	}
 	hasPrev, hasNext := a > 0, b < len(m.subs)
 	var ws, we int // the window, in the previous text
 	switch {
