@@ -49,9 +49,9 @@ func BenchmarkFuncs10k(b *testing.B) {
 
 // BenchmarkUpdate10k is what a keystroke in one function's doc comment (a letter changed,
 // as in the Go file's "// F500 does") costs in a 10,000-line file: File.Update from the
-// previous version. Go re-parses the function; Python and TypeScript are re-parsed by
-// tree-sitter from the previous tree, and only the touched statements walked again
-// (BenchmarkFuncs10k is what a full parse costs).
+// previous version. Go re-parses the function; Python and TypeScript re-parse the method
+// with its neighbours and splice it in (splice.go; BenchmarkFuncs10k is what a full parse
+// costs).
 func BenchmarkUpdate10k(b *testing.B) {
 	for _, lang := range []Lang{Go, Python, TypeScript} {
 		rel, text := bigFile(lang, 1000)

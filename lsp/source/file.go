@@ -16,8 +16,10 @@ import (
 // open document and, when the document changes, calls [File.Update] for the next version:
 // in a Go file that changed inside one function (or between two), only that piece is parsed
 // again: tens of microseconds, where parsing a 10,000-line file takes about ten milliseconds.
-// A Python, TypeScript or JavaScript file keeps its syntax tree, which tree-sitter
-// re-parses incrementally (tree.go); [File.Close] frees it. A File is immutable, and its
+// In a Python, TypeScript or JavaScript file, only the statement or class member that
+// changed is parsed again, with its neighbours (splice.go); the file keeps a syntax tree,
+// which tree-sitter re-parses incrementally where that cannot be proved right (tree.go);
+// [File.Close] frees it. A File is immutable, and its
 // Funcs stay valid after Close.
 type File struct {
 	// Funcs are the file's top-level functions, as [Funcs] returns them.
@@ -66,9 +68,11 @@ func Parse(lang Lang, relPath, text string) (*File, error) {
 // parsing that function alone, and a change between two functions (or before the first)
 // by parsing what lies between them; the other functions are f's, moved by the change in
 // length. Anything else in Go (a file with a syntax error, a change to the testing
-// import, a piece that does not parse on its own) is parsed whole. Python and TS/JS files
-// are re-parsed by tree-sitter from f's tree, and only the statements the change touched
-// are walked again. f stays valid; the new File must be closed too.
+// import, a piece that does not parse on its own) is parsed whole. In Python and TS/JS
+// files the statement or class member the change is in is parsed alone with its
+// neighbours where that can be proved to give a full parse's answer, else tree-sitter
+// re-parses the file from f's tree; only the statements the change touched are walked
+// again. f stays valid; the new File must be closed too.
 func (f *File) Update(text string) *File {
 	if text == f.text {
 		return f

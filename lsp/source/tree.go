@@ -11,12 +11,14 @@ import (
 )
 
 // Python, TypeScript and JavaScript are read from tree-sitter's syntax trees
-// (internal/syntax). A File keeps its tree, and File.Update re-parses only what an edit
-// touched (tree-sitter's incremental parsing); the functions are then found again only
-// in the statements and class members the edit touched, the others are taken from the
+// (internal/syntax). File.Update re-parses only the statement or class member an edit is
+// in, with its neighbours, and splices what it finds into the previous version's memo
+// (splice.go); where that cannot be proved right, tree-sitter re-parses the file
+// incrementally from the tree a File keeps, and the functions are then found again only in
+// the statements and class members the edit touched, the others are taken from the
 // previous version (memo below). An update gives what a full walk of its re-parsed tree
 // gives, and, where the text parses, what a fresh parse gives: the tests compare them
-// after thousands of random edits (file_test.go).
+// after thousands of random edits (file_test.go, splice_test.go).
 
 // syntaxLang is the grammar for a file: TSX only for .tsx files (in a .ts file "<T>x" is
 // a type assertion, not JSX); JavaScript's grammar reads JSX in every file.
