@@ -33,25 +33,32 @@ import (
 //     build cache and a scratch layer of the run's own. No code of the agent runs while
 //     building (the screen refuses cgo, and the build's settings come from the base).
 //   - It adds to each package two tests of its own, with names drawn at random for this
-//     run (the canaries), one that passes and one that fails, and runs them with the
-//     hidden tests: a binary that ends before its tests have run (os.Exit(0) from an init,
-//     after printing passes) has no result for them, and one that prints a pass for every
-//     test it was asked to run (their names are in its arguments) passes the failing one.
-//   - It runs each binary on its own, with `exec`, so that the exit status is the
-//     binary's own as the sandbox saw it, not a line someone printed; it also passes
-//     -test.paniconexit0, as go test does, so os.Exit(0) during a test is a failure.
+//     run (the canaries): one passes, the other fails, and their names do not say which.
+//     Their source is removed once the binary is built, so the code under test finds
+//     their names in its arguments only. The binary runs twice: the hidden tests with the
+//     passing canary (a binary that ends before its tests have run, after printing passes
+//     from an init, has no result for it), then the two canaries alone (one that prints a
+//     pass for every test it was asked to run passes the failing one).
+//   - It runs each binary with `exec`, so that the exit status is the binary's own as the
+//     sandbox saw it, not a line someone printed; it also passes -test.paniconexit0, as go
+//     test does, so os.Exit(0) during a test is a failure.
 //   - The tree is read-only to the test run (bound so by bubblewrap): the code under test
 //     cannot rewrite the golden files or test data its tests compare with. A test that
 //     writes beside its own sources fails here.
-//   - It reads the framing itself and trusts the run only if every hidden test and both
-//     canaries have exactly one result, no other test has one, the canaries came out as
-//     written, the closing FAIL is there once, and the exit status is 1. Anything else
-//     gives 0, "results not trustworthy".
+//   - It reads the framing itself and trusts a run only if every test it named has
+//     exactly one result, no other test has one, the canaries came out as written, and
+//     the closing line and the exit status agree with the results: PASS and 0 when none
+//     failed, FAIL and 1 when one did. Anything else gives 0, "results not trustworthy".
 //
-// Measured on this machine (2 cores, shared): see the package's tests and the README.
-// The canaries raise the bar, not the ceiling: code that reads its arguments or its own
-// binary can tell frognano's tests from the hidden ones. That code would need os.Exit, syscall.Exit, //go:linkname or the like to
-// end the binary early, which is what the screen refuses.
+// Why the exit status matters most: a forger that rewrites what the binary prints (it may
+// replace os.Stdout with a pipe of its own and turn a FAIL line into a PASS) leaves the
+// exit status alone, and testing exits 1 when a test failed. Only a way to end the process
+// itself (os.Exit, syscall.Exit, syscall.Syscall, //go:linkname, cgo) changes that, and
+// those are what the screen refuses. This is also why the failing canary runs apart: in the
+// hidden tests' run, exit status 1 would always be expected, and would say nothing.
+//
+// The canaries raise the bar, not the ceiling: code that knows the repository's test
+// names (its test files are readable) can tell frognano's tests from the hidden ones.
 
 // goRun is one package's test binary and what it is to run.
 type goRun struct {
@@ -59,6 +66,7 @@ type goRun struct {
 	names    []string // the hidden tests of the package
 	canary   string   // frognano's test that passes
 	failing  string   // frognano's test that fails
+	src      string   // their file, removed once the binary is built
 	bin      string   // the built binary, outside the tree, once built
 	buildErr string   // why it did not build
 }
@@ -107,30 +115,39 @@ func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, re
 		if err := os.Mkdir(wd, 0o755); err != nil {
 			return nil, "", "", err
 		}
-		all := append(append([]string{}, run.names...), run.canary, run.failing)
-		cmd := fmt.Sprintf("cd %s && exec %s -test.v=test2json -test.paniconexit0 -test.count=1 -test.timeout=%s -test.run=%s",
-			env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.dir))), env.ShellQuote(run.bin), o.Timeout, env.ShellQuote(env.RunRegexp(all)))
-		out, err := r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
+		exec := func(names []string) (sandbox.Output, error) {
+			cmd := fmt.Sprintf("cd %s && exec %s -test.v=test2json -test.paniconexit0 -test.count=1 -test.timeout=%s -test.run=%s",
+				env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.dir))), env.ShellQuote(run.bin), o.Timeout, env.ShellQuote(env.RunRegexp(names)))
+			return r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
+		}
+		out, err := exec(append(append([]string{}, run.names...), run.canary))
 		if err != nil {
 			return nil, "", "", err
 		}
-		got, bad := judge(out, run)
+		got, bad := judge(out, append(append([]string{}, run.names...), run.canary), map[string]string{run.canary: "PASS"})
+		if bad == "" {
+			out, err := exec([]string{run.canary, run.failing})
+			if err != nil {
+				return nil, "", "", err
+			}
+			_, bad = judge(out, []string{run.canary, run.failing}, map[string]string{run.canary: "PASS", run.failing: "FAIL"})
+		}
 		if bad != "" {
 			why = append(why, run.pkg+": "+bad)
 		}
-		for n, ok := range got {
-			passed[env.TestID(run.pkg, n)] = ok
+		for _, n := range run.names {
+			passed[env.TestID(run.pkg, n)] = got[n]
 		}
 	}
 	return passed, strings.Join(why, "; "), broken, nil
 }
 
-// judge reads one binary's run: each hidden test's pass, and why the run cannot be
-// trusted ("" when it can).
-func judge(out sandbox.Output, run goRun) (map[string]bool, string) {
+// judge reads one run of a binary asked to run names: whether each passed, and why the run
+// cannot be trusted ("" when it can). want are frognano's tests and their outcome.
+func judge(out sandbox.Output, names []string, want map[string]string) (map[string]bool, string) {
 	f := parseFraming(out.Stdout)
 	got := map[string]bool{}
-	for _, n := range run.names {
+	for _, n := range names {
 		got[n] = len(f.results[n]) == 1 && f.results[n][0] == "PASS"
 	}
 	switch {
@@ -139,33 +156,36 @@ func judge(out sandbox.Output, run goRun) (map[string]bool, string) {
 	case out.Flooded || out.StdoutDropped > 0:
 		return got, "the tests printed more than frognano reads"
 	}
-	expected := map[string]bool{run.canary: true, run.failing: true}
-	for _, n := range run.names {
-		expected[n] = true
+	asked := map[string]bool{}
+	for _, n := range names {
+		asked[n] = true
 	}
 	for _, n := range sortedKeys(f.results) {
-		if !expected[n] {
+		if !asked[n] {
 			return got, fmt.Sprintf("a result for %s, which was not run", n)
 		}
 	}
-	for _, n := range append([]string{run.canary, run.failing}, run.names...) {
-		if rs := f.results[n]; len(rs) != 1 {
+	failed := false
+	for _, n := range names {
+		rs := f.results[n]
+		if len(rs) != 1 {
 			if out.ExitCode != 0 && out.ExitCode != 1 && len(rs) == 0 {
 				return got, fmt.Sprintf("the test binary ended (exit status %d) before %s had a result", out.ExitCode, n)
 			}
 			return got, fmt.Sprintf("%d results for %s", len(rs), n)
 		}
+		if w, ok := want[n]; ok && rs[0] != w {
+			return got, fmt.Sprintf("frognano's %s came out %s, not %s", n, rs[0], w)
+		}
+		failed = failed || rs[0] == "FAIL"
 	}
-	switch {
-	case f.results[run.canary][0] != "PASS":
-		return got, "frognano's passing test did not pass"
-	case f.results[run.failing][0] != "FAIL":
-		// What a forger that passes every test it is asked to run does.
-		return got, "frognano's failing test did not fail"
-	case len(f.final) != 1 || f.final[0] != "FAIL":
-		return got, fmt.Sprintf("the closing lines %q, where a test failed", f.final)
-	case out.ExitCode != 1:
-		return got, fmt.Sprintf("exit status %d, where a test failed", out.ExitCode)
+	closing, exit := "PASS", 0
+	if failed {
+		closing, exit = "FAIL", 1
+	}
+	if len(f.final) != 1 || f.final[0] != closing || out.ExitCode != exit {
+		return got, fmt.Sprintf("the closing lines %q and exit status %d, where %s", f.final, out.ExitCode,
+			map[bool]string{true: "a test failed", false: "no test failed"}[failed])
 	}
 	return got, ""
 }
@@ -257,20 +277,24 @@ func planGo(root, module string, hidden []string) ([]goRun, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reward: %s: %w", pkg, err)
 		}
-		nonce := make([]byte, 8)
-		rand.Read(nonce)
-		canary := "TestFrognanoCanary" + hex.EncodeToString(nonce)
-		failing := "TestFrognanoCanaryFails" + hex.EncodeToString(nonce)
-		src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\n// frognano's: one pass and one failure say that the binary ran its tests and reported them as they went.\n\nfunc %s(t *testing.T) {}\n\nfunc %s(t *testing.T) { t.Error(\"frognano's canary fails on purpose\") }\n", name, canary, failing)
-		p := filepath.Join(root, filepath.FromSlash(dir), "zz_frognano_"+hex.EncodeToString(nonce)+"_test.go")
+		canary, failing, file := "TestFrognano"+random(), "TestFrognano"+random(), "zz_frognano_"+random()+"_test.go"
+		src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\n// frognano's: one passes, one fails, and each must come out so.\n\nfunc %s(t *testing.T) {}\n\nfunc %s(t *testing.T) { t.Error(\"frognano's canary fails on purpose\") }\n", name, canary, failing)
+		p := filepath.Join(root, filepath.FromSlash(dir), file)
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			return nil, err
 		}
 		names := byPkg[pkg]
 		sort.Strings(names)
-		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary, failing: failing})
+		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary, failing: failing, src: p})
 	}
 	return runs, nil
+}
+
+// random is 16 hex digits drawn at random.
+func random() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // testPackageName is the package clause of the test files in dir (the base commit's).
@@ -311,6 +335,7 @@ func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) err
 	const out = ".frognano-reward-bin"
 	for i := range runs {
 		run := &runs[i]
+		defer os.Remove(run.src) // built in, or not: either way no test run reads it
 		name := fmt.Sprintf("%d.test", i)
 		cmd := fmt.Sprintf(`export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; go test -c -vet=off -o %s %s`,
 			env.ShellQuote(out+"/"+name), env.ShellQuote("./"+run.dir))

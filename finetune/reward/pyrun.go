@@ -2,12 +2,11 @@ package reward
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -17,21 +16,25 @@ import (
 
 // How the hidden tests of a Python task run: pytest, from the user's virtual environment
 // (env.Detection.LocatePython), on the evaluation tree bound read-only, the hidden tests
-// named by node id, and two canary tests of frognano's beside the first of them, one that
-// passes and one that fails. pytest writes its JUnit report onto a descriptor of the
-// command's stdout (env's resultsFD), not into a file of the tree. The results count only
-// when every hidden test and both canaries have exactly one <testcase>, no other test has
-// one, the canaries came out as written, and pytest's exit status is 1 (a test failed).
+// named by node id, with two canary tests of random names beside the first of them, one
+// that passes and one that fails, in the same run. pytest writes its JUnit report onto a
+// descriptor of the command's stdout (env's resultsFD), not into a file of the tree, and
+// its progress (-v: one line per test and outcome) onto stderr. The run counts only when
+// every test it named has exactly one <testcase> and one progress line and the two agree,
+// no other test has one, the canaries came out as written, and pytest's exit status is 1.
 //
-// Why a failing canary: Python code runs in pytest's own process and can change pytest
-// itself (patch _pytest's report so that every test passes, and pytest then exits 0 on a
-// run that is consistent). Measured: behind the screen, such a patch in the agent's
-// calc/__init__.py earned reward 1 with the passing canary alone; the failing canary turns
-// that blanket forgery into "results not trustworthy". A forger that spares frognano's
-// tests by name (they are in pytest's arguments) still gets past both, and only the screen
-// (an import of pytest or _pytest, sys.exit, os._exit in the agent's code) refuses it;
-// Python is dynamic enough (__import__ of a built string) that a determined forger gets
-// past a screen of the text too.
+// Why not Go's way (gorun.go: the canaries in a run of their own, and the exit status as
+// the main signal): Python code runs in pytest's own process and can change pytest itself,
+// and pytest's exit status comes from the same reports it can change. Measured: behind the
+// screen, a patch of _pytest's report in the agent's calc/__init__.py (every test passes,
+// pytest exits 0, a consistent run) earned reward 1 with a passing canary alone, and again
+// with the failing canary in a run of its own (that run did not import calc, so the patch
+// was not there); a failing canary in the hidden tests' run catches it. A patch of one
+// writer only (the JUnit report) leaves the progress lines to disagree. A forger that
+// spares frognano's tests (their file is readable) and patches both still gets past, and
+// only the screen (an import of pytest or _pytest, sys.exit, os._exit in the agent's code)
+// refuses it; Python is dynamic enough (__import__ of a built string) that a determined
+// forger gets past a screen of the text too.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's
 // repository (its virtual environment).
@@ -45,17 +48,14 @@ func runPytest(ctx context.Context, root, tmp, repo string, hidden []string, o O
 	}
 	d.LocatePython(repo)
 	first, _ := env.SplitID(hidden[0])
-	nonce := make([]byte, 8)
-	rand.Read(nonce)
-	file := path.Join(path.Dir(first), "test_zz_frognano_"+hex.EncodeToString(nonce)+".py")
+	file := path.Join(path.Dir(first), "test_zz_frognano_"+random()+".py")
 	if err := realParents(root, file); err != nil {
 		return nil, "", err
 	}
-	canary := env.TestID(file, "test_frognano_canary_"+hex.EncodeToString(nonce))
-	failing := env.TestID(file, "test_frognano_canary_fails_"+hex.EncodeToString(nonce))
+	canary, failing := env.TestID(file, "test_frognano_"+random()), env.TestID(file, "test_frognano_"+random())
 	_, name := env.SplitID(canary)
 	_, fname := env.SplitID(failing)
-	src := fmt.Sprintf("# frognano's: one pass and one failure say that pytest ran the tests and reported them as they went.\n\n\ndef %s():\n    pass\n\n\ndef %s():\n    assert False, \"frognano's canary fails on purpose\"\n", name, fname)
+	src := fmt.Sprintf("# frognano's: one passes, one fails, and each must come out so.\n\n\ndef %s():\n    pass\n\n\ndef %s():\n    assert False, \"frognano's canary fails on purpose\"\n", name, fname)
 	if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(file)), []byte(src), 0o644); err != nil {
 		return nil, "", err
 	}
@@ -72,21 +72,22 @@ func runPytest(ctx context.Context, root, tmp, repo string, hidden []string, o O
 	if err := os.Mkdir(wd, 0o755); err != nil {
 		return nil, "", err
 	}
-	all := append(append([]string{}, hidden...), canary, failing)
-	cmd := "cd " + env.ShellQuote(root) + " && " + d.ScriptCommand(o.Timeout, o.Timeout, all, nil)
+	ids := append(append([]string{}, hidden...), canary, failing)
+	cmd := "cd " + env.ShellQuote(root) + " && " + d.ScriptCommand(o.Timeout, o.Timeout, ids, nil)
 	out, err := r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
 	if err != nil {
 		return nil, "", err
 	}
-	passed, untrusted = judgeScript(out, d.ParseScript([]byte(out.Stdout), []byte(out.Stderr), root), hidden, canary, failing)
+	passed, untrusted = judgeScript(out, d.ParseScript([]byte(out.Stdout), []byte(out.Stderr), root), ids,
+		map[string]string{canary: env.Pass, failing: env.Fail})
 	return passed, untrusted, nil
 }
 
-// judgeScript reads a pytest run: each hidden test's pass, and why the run cannot be
-// trusted ("" when it can). canary must pass and failing fail, so pytest must exit 1.
-func judgeScript(out sandbox.Output, r env.Results, hidden []string, canary, failing string) (map[string]bool, string) {
+// judgeScript reads a pytest run asked to run ids: whether each passed, and why the run
+// cannot be trusted ("" when it can). want are frognano's tests and their outcome.
+func judgeScript(out sandbox.Output, r env.Results, ids []string, want map[string]string) (map[string]bool, string) {
 	passed := map[string]bool{}
-	for _, id := range hidden {
+	for _, id := range ids {
 		passed[id] = r.Tests[id].Status == env.Pass
 	}
 	switch {
@@ -95,33 +96,62 @@ func judgeScript(out sandbox.Output, r env.Results, hidden []string, canary, fai
 	case out.Flooded || out.StdoutDropped > 0:
 		return passed, "the tests printed more than frognano reads"
 	}
-	expected := map[string]bool{canary: true, failing: true}
-	for _, id := range hidden {
-		expected[id] = true
+	asked := map[string]bool{}
+	for _, id := range ids {
+		asked[id] = true
 	}
 	for _, id := range sortedKeys(r.Tests) {
-		if !expected[id] {
+		if !asked[id] {
 			return passed, fmt.Sprintf("a result for %s, which was not run", id)
 		}
 	}
 	// The report is parsed into one result per test; a test reported twice (a forged
 	// report beside the real one, or a pass and a teardown error) shows in the count.
-	if n := strings.Count(out.Stdout, "<testcase"); n != len(expected) {
-		return passed, fmt.Sprintf("%d results for %d tests", n, len(expected))
+	if n := strings.Count(out.Stdout, "<testcase"); n != len(asked) {
+		return passed, fmt.Sprintf("%d results for %d tests", n, len(asked))
 	}
-	for _, id := range sortedKeys(expected) {
-		if _, ok := r.Tests[id]; !ok {
+	progress := progressLines(out.Stderr)
+	failed := false
+	for _, id := range ids {
+		st, ok := r.Tests[id]
+		if !ok {
 			return passed, "no result for " + id
 		}
+		if w, ok := want[id]; ok && st.Status != w {
+			return passed, fmt.Sprintf("frognano's %s came out %s, not %s", id, st.Status, w)
+		}
+		if p := progress[id]; len(p) != 1 || p[0] != st.Status {
+			return passed, fmt.Sprintf("the report says %s for %s, pytest's progress %v", st.Status, id, p)
+		}
+		failed = failed || (st.Status != env.Pass && st.Status != env.Skip)
 	}
-	switch {
-	case r.Tests[canary].Status != env.Pass:
-		return passed, "frognano's passing test did not pass"
-	case r.Tests[failing].Status != env.Fail:
-		// What a patched report does to every test: the forger made all of them pass.
-		return passed, "frognano's failing test did not fail"
-	case out.ExitCode != 1:
-		return passed, fmt.Sprintf("pytest's exit status %d, where a test failed", out.ExitCode)
+	if exit := map[bool]int{false: 0, true: 1}[failed]; out.ExitCode != exit {
+		return passed, fmt.Sprintf("pytest's exit status %d, where %s", out.ExitCode, map[bool]string{true: "a test failed", false: "no test failed"}[failed])
 	}
 	return passed, ""
+}
+
+// progressLine is pytest -v's line for a test's outcome: its node id and the outcome.
+var progressLine = regexp.MustCompile(`^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(\s+\[\s*\d+%\])?\s*$`)
+
+// progressLines are the outcomes pytest -v printed per TestID, in the report's terms.
+func progressLines(talk string) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range strings.Split(talk, "\n") {
+		m := progressLine.FindStringSubmatch(strings.TrimRight(line, "\r"))
+		if m == nil {
+			continue
+		}
+		file, name, _ := strings.Cut(m[1], "::")
+		st := env.Pass
+		switch m[2] {
+		case "FAILED", "ERROR":
+			st = env.Fail
+		case "SKIPPED", "XFAIL":
+			st = env.Skip
+		}
+		id := env.TestID(file, name)
+		out[id] = append(out[id], st)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/internal/fixture"
 	"github.com/frognano/frognano/finetune/task"
@@ -147,5 +148,48 @@ func TestScorePython(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pytest run counts when its report, its progress lines and its exit status agree and
+// frognano's tests came out as written.
+func TestJudgeScript(t *testing.T) {
+	const f = "tests/test_calc.py"
+	ids := []string{f + " test_a", f + " test_pass", f + " test_fail"}
+	want := map[string]string{f + " test_pass": env.Pass, f + " test_fail": env.Fail}
+	tc := func(name, st string) string {
+		body := ""
+		if st == "fail" {
+			body = `<failure message="boom">boom</failure>`
+		}
+		return `<testcase classname="tests.test_calc" name="` + name + `" file="` + f + `" time="0.001">` + body + `</testcase>`
+	}
+	line := func(name, st string) string { return f + "::" + name + " " + st + "  [ 33%]\n" }
+	report := func(a string) string {
+		return "<testsuites><testsuite>" + tc("test_a", a) + tc("test_pass", "pass") + tc("test_fail", "fail") + "</testsuite></testsuites>"
+	}
+	for _, c := range []struct {
+		name, stdout, stderr string
+		exit                 int
+		why                  string // "" when trusted
+	}{
+		{"a pass", report("pass"), line("test_a", "PASSED") + line("test_pass", "PASSED") + line("test_fail", "FAILED"), 1, ""},
+		{"a failure", report("fail"), line("test_a", "FAILED") + line("test_pass", "PASSED") + line("test_fail", "FAILED"), 1, ""},
+		{"the report alone rewritten", report("pass"), line("test_a", "FAILED") + line("test_pass", "PASSED") + line("test_fail", "FAILED"), 1, "pytest's progress"},
+		{"every test passes", "<testsuites>" + tc("test_a", "pass") + tc("test_pass", "pass") + tc("test_fail", "pass") + "</testsuites>",
+			line("test_a", "PASSED") + line("test_pass", "PASSED") + line("test_fail", "PASSED"), 0, "came out pass, not fail"},
+		{"a test reported twice", strings.Replace(report("pass"), "</testsuite>", tc("test_a", "pass")+"</testsuite>", 1),
+			line("test_a", "PASSED") + line("test_pass", "PASSED") + line("test_fail", "FAILED"), 1, "4 results for 3 tests"},
+		{"exit 0", report("pass"), line("test_a", "PASSED") + line("test_pass", "PASSED") + line("test_fail", "FAILED"), 0, "exit status 0"},
+		{"no progress lines", report("pass"), "", 1, "pytest's progress []"},
+	} {
+		r := env.ParseJUnitXML([]byte(c.stdout))
+		got, why := judgeScript(sandbox.Output{Stdout: c.stdout, Stderr: c.stderr, ExitCode: c.exit}, r, ids, want)
+		if c.why == "" && why != "" || !strings.Contains(why, c.why) {
+			t.Errorf("%s: why %q, want %q", c.name, why, c.why)
+		}
+		if c.why == "" && got[ids[0]] != (c.name == "a pass") {
+			t.Errorf("%s: test_a passed %v", c.name, got[ids[0]])
+		}
 	}
 }

@@ -27,6 +27,9 @@ func TestScreen(t *testing.T) {
 		{"os.Exit in a comment and a string", "p/p.go", plain, "package p\n\n// os.Exit(0) is not called here.\nvar s = \"os.Exit(0)\"\n", ""},
 		{"a local variable named os", "p/p.go", plain, "package p\n\ntype q struct{ Exit func(int) }\n\nfunc F(os q) { os.Exit(0) }\n", ""},
 		{"syscall.Exit", "p/p.go", plain, "package p\n\nimport \"syscall\"\n\nfunc F() { syscall.Exit(0) }\n", "syscall.Exit"},
+		{"os.Stdout replaced", "p/p.go", plain, "package p\n\nimport \"os\"\n\nfunc F() { _, w, _ := os.Pipe(); os.Stdout = w }\n", "assignment to os.Stdout"},
+		{"os.Stdout written", "p/p.go", plain, "package p\n\nimport \"os\"\n\nfunc F() { os.Stdout.WriteString(\"x\") }\n", ""},
+		{"syscall.Dup2", "p/p.go", plain, "package p\n\nimport \"syscall\"\n\nfunc F() { syscall.Dup2(3, 1) }\n", "syscall.Dup2"},
 		{"runtime.Goexit", "p/p.go", plain, "package p\n\nimport \"runtime\"\n\nfunc F() { runtime.Goexit() }\n", "runtime.Goexit"},
 		{"linkname", "p/p.go", plain, "package p\n\nimport _ \"unsafe\"\n\n//go:linkname f testing.x\nfunc f()\n", "//go:linkname"},
 		{"import testing", "p/p.go", plain, "package p\n\nimport \"testing\"\n\nvar _ = testing.Testing\n", `import "testing"`},
@@ -88,16 +91,15 @@ func TestSortChanges(t *testing.T) {
 	}
 }
 
-// The run's results are trusted only when they are complete, single, and agree with the
-// binary's exit status; frognano's two tests came out as written.
+// A run's results are trusted only when they are complete, single, and agree with the
+// binary's closing line and exit status; frognano's tests came out as written.
 func TestJudge(t *testing.T) {
-	run := goRun{pkg: "example.com/r/calc", names: []string{"TestA", "TestB"}, canary: "TestFrognanoCanary1", failing: "TestFrognanoCanaryFails1"}
+	names := []string{"TestA", "TestB", "TestFrognano1"}
+	want := map[string]string{"TestFrognano1": "PASS"}
 	res := func(name, st string) string {
 		return "\x16=== RUN   " + name + "\n\x16--- " + st + ": " + name + " (0.00s)\n"
 	}
-	all := func(a, b string) string {
-		return res("TestA", a) + res("TestB", b) + res("TestFrognanoCanary1", "PASS") + res("TestFrognanoCanaryFails1", "FAIL")
-	}
+	all := func(a, b string) string { return res("TestA", a) + res("TestB", b) + res("TestFrognano1", "PASS") }
 	for _, c := range []struct {
 		name   string
 		stdout string
@@ -105,23 +107,23 @@ func TestJudge(t *testing.T) {
 		passed string // the passed tests, space-separated, when trusted
 		why    string // a part of why not trusted
 	}{
-		{"all pass", all("PASS", "PASS") + "\x16FAIL\n", 1, "TestA TestB", ""},
-		{"one fails", all("FAIL", "PASS") + "\x16FAIL\n", 1, "TestB", ""},
-		{"one skips", all("SKIP", "PASS") + "\x16FAIL\n", 1, "TestB", ""},
-		{"subtests are not results", all("PASS", "PASS") + "\x16--- FAIL: TestA/sub (0.00s)\n\x16FAIL\n", 1, "TestA TestB", ""},
-		{"exit 0", all("PASS", "PASS") + "\x16FAIL\n", 0, "", "exit status 0"},
-		{"closing PASS", all("PASS", "PASS") + "\x16PASS\n", 1, "", "closing lines"},
+		{"all pass", all("PASS", "PASS") + "\x16PASS\n", 0, "TestA TestB TestFrognano1", ""},
+		{"one fails", all("FAIL", "PASS") + "\x16FAIL\n", 1, "TestB TestFrognano1", ""},
+		{"one skips", all("SKIP", "PASS") + "\x16PASS\n", 0, "TestB TestFrognano1", ""},
+		{"subtests are not results", all("PASS", "PASS") + "\x16--- FAIL: TestA/sub (0.00s)\n\x16PASS\n", 0, "TestA TestB TestFrognano1", ""},
+		{"a pass printed, a failure elsewhere", all("PASS", "PASS") + "\x16FAIL\n", 1, "", "where no test failed"},
+		{"passes printed over a failure (stdout rewritten)", all("PASS", "PASS") + "\x16PASS\n", 1, "", "exit status 1"},
+		{"a failure, exit 0", all("FAIL", "PASS") + "\x16FAIL\n", 0, "", "exit status 0, where a test failed"},
 		{"a forged pass before the real failure", res("TestA", "PASS") + all("FAIL", "PASS") + "\x16FAIL\n", 1, "", "2 results for TestA"},
-		{"no canaries", res("TestA", "PASS") + res("TestB", "PASS") + "\x16PASS\n", 0, "", "0 results for TestFrognanoCanary"},
-		{"every test passes", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognanoCanary1", "PASS") + res("TestFrognanoCanaryFails1", "PASS") + "\x16PASS\n", 0, "", "failing test did not fail"},
-		{"the passing canary fails", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognanoCanary1", "FAIL") + res("TestFrognanoCanaryFails1", "FAIL") + "\x16FAIL\n", 1, "", "passing test did not pass"},
-		{"a test that was not run", all("PASS", "PASS") + res("TestC", "PASS") + "\x16FAIL\n", 1, "", "TestC, which was not run"},
-		{"no closing line", all("PASS", "PASS"), 1, "", "closing lines"},
-		{"two closing lines", all("PASS", "PASS") + "\x16FAIL\n\x16FAIL\n", 1, "", "closing lines"},
-		{"unframed lines are output", all("PASS", "FAIL") + "--- PASS: TestB (0.00s)\nPASS\n\x16FAIL\n", 1, "TestA", ""},
+		{"no canary", res("TestA", "PASS") + res("TestB", "PASS") + "\x16PASS\n", 0, "", "0 results for TestFrognano1"},
+		{"the canary fails", res("TestA", "PASS") + res("TestB", "PASS") + res("TestFrognano1", "FAIL") + "\x16FAIL\n", 1, "", "came out FAIL"},
+		{"a test that was not run", all("PASS", "PASS") + res("TestC", "PASS") + "\x16PASS\n", 0, "", "TestC, which was not run"},
+		{"no closing line", all("PASS", "PASS"), 0, "", "closing lines"},
+		{"two closing lines", all("PASS", "PASS") + "\x16PASS\n\x16PASS\n", 0, "", "closing lines"},
+		{"unframed lines are output", all("PASS", "FAIL") + "--- PASS: TestB (0.00s)\nPASS\n\x16FAIL\n", 1, "TestA TestFrognano1", ""},
 		{"crashed", res("TestA", "PASS") + "\x16=== RUN   TestB\npanic: boom\n", 2, "", "exit status 2"},
 	} {
-		got, why := judge(sandbox.Output{Stdout: c.stdout, ExitCode: c.exit}, run)
+		got, why := judge(sandbox.Output{Stdout: c.stdout, ExitCode: c.exit}, names, want)
 		if c.why != "" {
 			if !strings.Contains(why, c.why) {
 				t.Errorf("%s: why %q, want %q", c.name, why, c.why)
@@ -133,7 +135,7 @@ func TestJudge(t *testing.T) {
 			continue
 		}
 		var passed []string
-		for _, n := range run.names {
+		for _, n := range names {
 			if got[n] {
 				passed = append(passed, n)
 			}
@@ -142,7 +144,13 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: passed %v, want %s", c.name, passed, c.passed)
 		}
 	}
-	if _, why := judge(sandbox.Output{Stdout: all("PASS", "PASS") + "\x16FAIL\n", ExitCode: 1, StdoutDropped: 10}, run); why == "" {
+	if _, why := judge(sandbox.Output{Stdout: all("PASS", "PASS") + "\x16PASS\n", StdoutDropped: 10}, names, want); why == "" {
 		t.Error("a truncated output was trusted")
+	}
+	// The canaries' own run: a binary that passes whatever it is asked to run.
+	both := []string{"TestFrognano1", "TestFrognano2"}
+	if _, why := judge(sandbox.Output{Stdout: res("TestFrognano1", "PASS") + res("TestFrognano2", "PASS") + "\x16PASS\n"}, both,
+		map[string]string{"TestFrognano1": "PASS", "TestFrognano2": "FAIL"}); !strings.Contains(why, "TestFrognano2 came out PASS") {
+		t.Errorf("every test passing was trusted: %q", why)
 	}
 }
