@@ -72,3 +72,37 @@ func BenchmarkWalk10k(b *testing.B) {
 		t.Close()
 	}
 }
+
+// BenchmarkParseRanges10k is what lsp/source's splice parses after an edit in method 500
+// of a 10,000-line file: the class's header, methods 499 to 501 and (TypeScript) the
+// class's closing brace.
+func BenchmarkParseRanges10k(b *testing.B) {
+	for _, lang := range []Lang{Python, TypeScript} {
+		src := bigSource(lang)
+		s := string(src)
+		head := strings.Index(s, "\n") + 1 // Python: up to the class's line
+		from, to := strings.Index(s, "Step 499."), strings.Index(s, "Step 502.")
+		if lang == Python {
+			head = strings.Index(s, "class Calc:\n") + len("class Calc:\n")
+			from = strings.LastIndex(s[:from], "\n    def") + 1
+			to = strings.LastIndex(s[:to], "\n    def")
+		} else {
+			head = strings.Index(s, "{\n") + 1
+			from = strings.LastIndex(s[:from], "\n") + 1
+			to = strings.LastIndex(s[:to], "\n  //")
+		}
+		ranges := []Range{{strings.LastIndex(s[:head-1], "\n") + 1, head}, {from, to}}
+		if lang != Python {
+			ranges = append(ranges, Range{len(s) - 2, len(s) - 1})
+		}
+		b.Run(string(lang), func(b *testing.B) {
+			for b.Loop() {
+				t, err := ParseRanges(lang, src, ranges)
+				if err != nil || t.HasError() {
+					b.Fatal(err, t.Root())
+				}
+				t.Close()
+			}
+		})
+	}
+}

@@ -137,7 +137,10 @@ func topLevel(all []Func) []Func {
 	for i := range byBody {
 		byBody[i] = i
 	}
-	slices.SortStableFunc(byBody, func(a, b int) int { return cmp.Compare(all[a].BodyStart, all[b].BodyStart) })
+	byBodyStart := func(a, b int) int { return cmp.Compare(all[a].BodyStart, all[b].BodyStart) }
+	if !slices.IsSortedFunc(byBody, byBodyStart) { // they mostly are: sorting costs more than the check
+		slices.SortStableFunc(byBody, byBodyStart)
+	}
 	var out []Func
 	far, k := -1, 0 // far: the candidate whose body ends last; byBody[:k]: the candidates
 	for i, f := range all {

@@ -207,12 +207,8 @@ func splice(prev *File, text string) *File {
 	}
 	f := &File{lang: prev.lang, relPath: prev.relPath, text: text, tree: old, memo: root,
 		spliced: true, clean: true, vitest: prev.vitest, reused: len(m.subs) - (hi - lo) + w.reused}
-	recs := root.emit(make([]rec, 0, root.count), 0)
-	for i := range recs {
-		recs[i].Start = declStart(text, recs[i].tok)
-	}
 	w.vitest = prev.vitest
-	f.all = w.funcs(recs)
+	f.all = w.emitFuncs(make([]Func, 0, root.count), root, 0)
 	return f
 }
 
@@ -261,6 +257,29 @@ func withSubs(m *memo, subs []sub, delta int) *memo {
 	}
 	n.viaSubs, n.count = true, subCount(n)
 	return n
+}
+
+// emitFuncs appends the functions of m (which starts at shift) to out, as walk would
+// return them: in place, Start widened (declStart), JavaScript tests with their command.
+func (w *walker) emitFuncs(out []Func, m *memo, shift int) []Func {
+	if m.viaSubs {
+		for _, s := range m.subs {
+			out = w.emitFuncs(out, s.m, shift+s.at)
+		}
+		return out
+	}
+	for _, r := range m.recs {
+		f := r.Func
+		f.BodyStart += shift
+		f.BodyEnd += shift
+		f.End += shift
+		f.Start = declStart(w.text, r.tok+shift)
+		if r.pattern != "" || r.testName != "" {
+			f.Test = &Test{Name: r.testName, Command: jsTestCommand(w.relPath, r.pattern, w.vitest)}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // treeClone is a handle on f's tree for a spliced File, or nil when f was closed.
