@@ -243,8 +243,9 @@ func modulePath(root string) (string, error) {
 		return "", fmt.Errorf("reward: a Go task with no go.mod at the top: %w", err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module"); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		l, _, _ = strings.Cut(l, "//") // a module path holds no "//"
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], "`\""), nil
 		}
 	}
 	return "", errors.New("reward: go.mod names no module")

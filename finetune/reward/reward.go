@@ -52,16 +52,20 @@ type Options struct {
 type Result struct {
 	// Reward is 1 when every hidden test passed, else 0 (or the fraction passed, with
 	// Options.PartialCredit).
-	Reward float64
+	Reward float64 `json:"reward"`
 	// Passed and Failed are the hidden tests by outcome (a test with no trustworthy
 	// result is Failed).
-	Passed, Failed []string
+	Passed []string `json:"passed,omitempty"`
+	Failed []string `json:"failed,omitempty"`
 	// Reason says why the reward is not 1, in a few words; empty when it is.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Dropped are the agent's changes left out of the evaluation tree, with why.
-	Dropped []workspace.Skipped
-	// Prepare, Build and Test time the steps: the tree, the test binaries, their runs.
-	Prepare, Build, Test time.Duration
+	Dropped []workspace.Skipped `json:"dropped,omitempty"`
+	// Prepare, Build and Test time the steps: the tree and the screen, the test binaries
+	// (Go), the runs.
+	Prepare time.Duration `json:"prepare_ns"`
+	Build   time.Duration `json:"build_ns,omitempty"`
+	Test    time.Duration `json:"test_ns"`
 }
 
 // Score is the reward of an episode whose agent made changes on a copy of t's buggy tree

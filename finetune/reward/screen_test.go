@@ -1,6 +1,8 @@
 package reward
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -152,5 +154,86 @@ func TestJudge(t *testing.T) {
 	if _, why := judge(sandbox.Output{Stdout: res("TestFrognano1", "PASS") + res("TestFrognano2", "PASS") + "\x16PASS\n"}, both,
 		map[string]string{"TestFrognano1": "PASS", "TestFrognano2": "FAIL"}); !strings.Contains(why, "TestFrognano2 came out PASS") {
 		t.Errorf("every test passing was trusted: %q", why)
+	}
+}
+
+// Hidden tests are grouped by package, each package's folder found from the module path,
+// and each gets frognano's two tests in its test files' package.
+func TestPlanGo(t *testing.T) {
+	root := t.TempDir()
+	for rel, content := range map[string]string{
+		"go.mod":             "module example.com/m // the module\n\ngo 1.22\n",
+		"m_test.go":          "package m_test\n",
+		"a/b/b.go":           "package b\n",
+		"a/b/b_test.go":      "// Package b.\npackage b\n",
+		"real/x_test.go":     "package real\n",
+		"nofiles/README.txt": "",
+	} {
+		write(t, root, rel, content)
+	}
+	// A package folder that is a link (in the base commit) is not followed.
+	if err := os.Symlink("real", filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	module, err := modulePath(root)
+	if err != nil || module != "example.com/m" {
+		t.Fatalf("module %q, %v", module, err)
+	}
+	runs, err := planGo(root, module, []string{"example.com/m/a/b TestY", "example.com/m TestX", "example.com/m/a/b TestW"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].pkg != "example.com/m" || runs[0].dir != "." || runs[1].dir != "a/b" ||
+		strings.Join(runs[1].names, " ") != "TestW TestY" {
+		t.Fatalf("runs %+v", runs)
+	}
+	for i, pkg := range []string{"m_test", "b"} {
+		b, err := os.ReadFile(runs[i].src)
+		if err != nil || !strings.HasPrefix(string(b), "package "+pkg+"\n") || !strings.Contains(string(b), "func "+runs[i].canary+"(") ||
+			!strings.Contains(string(b), "func "+runs[i].failing+"(") || runs[i].canary == runs[i].failing {
+			t.Errorf("%s: %q %v", runs[i].pkg, b, err)
+		}
+	}
+	for _, ids := range [][]string{{"other.org/x TestX"}, {"example.com/m/nofiles TestX"}, {"example.com/m TestX/sub"}, {"example.com/m/linked TestX"}} {
+		if _, err := planGo(root, module, ids); err == nil {
+			t.Errorf("%v: planned", ids)
+		}
+	}
+}
+
+// lay never writes through a link the base commit holds: not below a linked folder (the
+// change is left out), not into a linked file's target (the link is replaced).
+func TestLay(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	write(t, outside, "target.go", "package outside\n")
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "target.go"), filepath.Join(root, "file.go")); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := lay(root, []kept{
+		{Path: "out/new.go", Content: []byte("package x\n"), Mode: workspace.ModeFile},
+		{Path: "out/target.go", Content: nil},
+		{Path: "file.go", Content: []byte("package root\n"), Mode: workspace.ModeFile},
+		{Path: "a/b/c.go", Content: []byte("package b\n"), Mode: workspace.ModeExec},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 2 || dropped[0].Path != "out/new.go" || dropped[1].Path != "out/target.go" {
+		t.Errorf("dropped %v", dropped)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "target.go")); err != nil || string(b) != "package outside\n" {
+		t.Errorf("the link's target: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new.go")); err == nil {
+		t.Error("a file was written below a linked folder")
+	}
+	if st, err := os.Lstat(filepath.Join(root, "file.go")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("file.go: %v %v", st, err)
+	}
+	if st, err := os.Lstat(filepath.Join(root, "a/b/c.go")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("a/b/c.go: %v %v", st, err)
 	}
 }
