@@ -334,3 +334,38 @@ func TestSpliceCases(t *testing.T) {
 		})
 	}
 }
+
+// TestSpliceThenFallback updates a File that was spliced, whose tree is of the version
+// before, with edits a splice leaves to tree-sitter: its re-parse starts from that older
+// tree, and the units it takes from the memo must be those the edit since the spliced
+// version did not touch. The second edit undoes the first while it breaks the file
+// elsewhere, so that the tree's text and the new one agree where the memo does not.
+func TestSpliceThenFallback(t *testing.T) {
+	for _, tc := range []struct{ rel, text, a, a2, b, b2 string }{
+		// A rename of the same length: the unit's kind and length stay, its function's name
+		// does not.
+		{"m.py", spliceFixtures[0].text, "def size(self)", "def sizf(self)", "await asyncio.sleep(0)", "await asyncio.sleep(0"},
+		{"r.ts", spliceFixtures[3].text, "async get(id", "async gex(id", "// TODO", "/* TODO"},
+	} {
+		lang := LangOf(tc.rel, "")
+		f, _ := Parse(lang, tc.rel, tc.text)
+		g := checkUpdate(t, f, strings.Replace(tc.text, tc.a, tc.a2, 1))
+		if !g.spliced {
+			t.Fatalf("%s: the first edit was not spliced", tc.rel)
+		}
+		// Undo the first edit and break the file elsewhere, in one change.
+		h := checkUpdate(t, g, strings.Replace(tc.text, tc.b, tc.b2, 1))
+		if h.spliced || h.clean {
+			t.Fatalf("%s: the breaking edit was spliced (%v) or parsed clean (%v)", tc.rel, h.spliced, h.clean)
+		}
+		// Repair it: a fallback again (h has errors), then a splice from the repaired text.
+		k := checkUpdate(t, h, tc.text)
+		l := checkUpdate(t, k, strings.Replace(tc.text, tc.a, tc.a2, 1))
+		if !l.spliced {
+			t.Errorf("%s: no splice after the repair", tc.rel)
+		}
+		for _, x := range []*File{f, g, h, k, l} {
+			x.Close()
+		}
+	}
+}
