@@ -141,7 +141,7 @@ func topLevel(all []Func) []Func {
 	if !slices.IsSortedFunc(byBody, byBodyStart) { // they mostly are: sorting costs more than the check
 		slices.SortStableFunc(byBody, byBodyStart)
 	}
-	var out []Func
+	out := make([]Func, 0, len(all))
 	far, k := -1, 0 // far: the candidate whose body ends last; byBody[:k]: the candidates
 	for i, f := range all {
 		for ; k < len(byBody) && all[byBody[k]].BodyStart <= f.Start; k++ {
