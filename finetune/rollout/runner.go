@@ -1,0 +1,404 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/cachedir"
+	"github.com/frognano/frognano/internal/gocache"
+	"github.com/frognano/frognano/ollama"
+)
+
+// Score is an episode's reward and the scorer's words on it.
+type Score struct {
+	Reward float64
+	Reason string
+}
+
+// Scorer rewards an episode: changes are what the agent changed in its copy of the task
+// (the base commit with the task's patch applied), with the copy's content as base. It
+// returns an error only when it could not judge (a test run that could not start), never
+// for a wrong fix, which is a reward.
+type Scorer func(ctx context.Context, t *task.Task, changes *workspace.Changes) (Score, error)
+
+// Host is one Ollama server that episodes run on.
+type Host struct {
+	Name  string      // in the records: its address
+	Model agent.Model // *api.Client
+	// Workers is how many episodes run on it at once (0: Options.Workers).
+	Workers int
+}
+
+// Options tune [Run]. Model, Out and Score are required.
+type Options struct {
+	Model string // the checkpoint, an Ollama model name
+	// Out is the output folder: records, trajectories and group summaries. A run with the
+	// Out of an earlier one resumes it.
+	Out string
+	// Score rewards each episode. (finetune/reward.Score once it is built.)
+	Score Scorer
+	// Group is G, the episodes per task (default 8).
+	Group int
+	// Hosts are the Ollama servers; default one, from OLLAMA_HOST. A free worker of any
+	// host takes the next episode, so a busier or slower host simply takes fewer.
+	Hosts []Host
+	// Workers is the number of episodes at once per host whose Workers is 0: default
+	// OLLAMA_NUM_PARALLEL (what the server answers at once), else 1.
+	Workers int
+	// Agent is the template of each episode's agent options (limits, steps, context, …).
+	// Model, Logprobs, Trajectory, TrajectoryDir, WorkDir, KeepCopy and GoCache are the
+	// runner's. Temperature nil means 1: Ollama's logprobs, which the trainer's records
+	// carry, are the temperature-1 distribution whatever the temperature, so sampling at
+	// 1 keeps the rollouts on the policy the trainer's ratios assume.
+	Agent agent.Options
+	// OnEvent, when set, receives every episode's agent events; it is called from several
+	// goroutines at once and must not block for long.
+	OnEvent func(taskID string, episode int, ev agent.Event)
+	// OnRecord, when set, receives each record as it is written (progress).
+	OnRecord func(*Record)
+	// SharedGoCache runs Go tasks' commands with the sandbox's default Go build cache
+	// instead of a new scratch layer over a trusted layer of the base commit
+	// (internal/gocache), which needs bubblewrap. What one episode's commands leave in a
+	// shared cache reaches the next one: for tests and machines without bubblewrap only.
+	SharedGoCache bool
+	// GoCacheDir holds the trusted layers, one per base tree (default: gocache/trusted
+	// in frognano's cache folder).
+	GoCacheDir string
+	// WorkDir holds the episodes' copies while they run (default the system's temp
+	// folder); they are removed, also on cancel.
+	WorkDir string
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Model == "" || o.Out == "" || o.Score == nil {
+		return o, errors.New("rollout: Run needs a Model, an Out folder and a Scorer")
+	}
+	if o.Group <= 0 {
+		o.Group = 8
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+		if n, err := strconv.Atoi(os.Getenv("OLLAMA_NUM_PARALLEL")); err == nil && n > 0 {
+			o.Workers = n
+		}
+	}
+	if len(o.Hosts) == 0 {
+		cfg := ollama.Config{Host: os.Getenv("OLLAMA_HOST")}
+		u, err := cfg.BaseURL()
+		if err != nil {
+			return o, fmt.Errorf("rollout: %w", err)
+		}
+		c, err := cfg.Client()
+		if err != nil {
+			return o, fmt.Errorf("rollout: %w", err)
+		}
+		o.Hosts = []Host{{Name: u.String(), Model: c}}
+	}
+	if o.Agent.Temperature == nil {
+		o.Agent.Temperature = agent.Temp(1)
+	}
+	if o.GoCacheDir == "" {
+		o.GoCacheDir = filepath.Join(cachedir.Dir(), "gocache", "trusted")
+	}
+	return o, nil
+}
+
+// Run runs a group of Options.Group episodes of the agent (agent.Run, the language
+// server's own code) on each task against Options.Model, several at once, and writes a
+// Record per episode and a Summary per group under Options.Out. Each episode runs in the
+// sandbox on a private copy of the task's base commit with its patch applied, the issue
+// as instruction, logprobs on. It returns the summaries of the groups that are complete.
+//
+// Episodes that have a record from an earlier run with the same Out are skipped, except
+// failed ones (Record.Error), which are tried again; the others run. Cancelling ctx stops
+// the running agents and their commands; their episodes leave no record and no
+// trajectory, so a later run redoes them. Run's error is ctx's then, or a problem with
+// Out or the tasks; a failed episode is a record, not an error.
+func Run(ctx context.Context, tasks []*task.Task, opts Options) ([]*Summary, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{opts: opts}
+	var jobs []job
+	for _, t := range tasks {
+		if !task.SafePath(t.ID) {
+			return nil, fmt.Errorf("rollout: task id %q is not a plain name", t.ID)
+		}
+		g := &group{task: t}
+		for i := range opts.Group {
+			rec, err := ReadRecord(opts.Out, t.ID, i)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil:
+				return nil, err
+			case rec.Model != opts.Model:
+				return nil, fmt.Errorf("rollout: %s holds episodes of model %s, not %s: give this run a folder of its own", opts.Out, rec.Model, opts.Model)
+			case rec.Error == "":
+				continue
+			}
+			g.pending++
+			jobs = append(jobs, job{g: g, episode: i})
+		}
+		r.groups = append(r.groups, g)
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, err
+	}
+	workRoot := opts.WorkDir
+	if workRoot == "" {
+		workRoot = os.TempDir()
+	}
+	if r.work, err = os.MkdirTemp(workRoot, "frognano-rollouts-"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(r.work)
+
+	queue := make(chan job)
+	var wg sync.WaitGroup
+	for _, h := range opts.Hosts {
+		n := h.Workers
+		if n <= 0 {
+			n = opts.Workers
+		}
+		for range n {
+			wg.Go(func() {
+				for j := range queue {
+					r.episode(ctx, h, j)
+				}
+			})
+		}
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r.writeErr != nil {
+		return nil, r.writeErr
+	}
+	var out []*Summary
+	for _, g := range r.groups {
+		s, err := summarize(opts.Out, g.task.ID, opts.Model, opts.Group)
+		if err != nil {
+			return out, err
+		}
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+type runner struct {
+	opts   Options
+	work   string // this run's copies
+	groups []*group
+
+	mu     sync.Mutex
+	layers map[string]*sync.Mutex // tree → the lock of building its trusted layer; guarded by mu
+	// writeErr is the first record that could not be written (a full disk): the run
+	// fails with it, as its episodes are lost; guarded by mu.
+	writeErr error
+}
+
+// group is one task's episodes in this run.
+type group struct {
+	task *task.Task
+
+	once sync.Once
+	src  *env.Checkout // the base commit with the patch: what every episode copies
+	err  error
+
+	mu      sync.Mutex
+	pending int // episodes of this run not ended yet; guarded by mu
+}
+
+type job struct {
+	g       *group
+	episode int
+}
+
+// source exports the task's base commit once for the group and applies its patch: the
+// agent copies it for each episode (agent.Task.Dir is only read), so every episode
+// starts from the same tree and none sees another's work.
+func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
+	g.once.Do(func() {
+		dir := filepath.Join(r.work, g.task.ID)
+		g.src, g.err = env.ExportCommit(ctx, g.task.Repo, g.task.BaseCommit, dir)
+		if g.err == nil {
+			if g.err = task.Apply(ctx, dir, g.task.Patch); g.err != nil {
+				os.RemoveAll(dir)
+			}
+		}
+	})
+	return g.src, g.err
+}
+
+// done ends an episode of g; the last one removes the group's export.
+func (r *runner) done(g *group) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending--; g.pending == 0 && g.src != nil {
+		g.src.Remove()
+	}
+}
+
+// trusted builds (once per tree, whatever the number of groups) the trusted Go build
+// cache layer of src and returns its folder.
+func (r *runner) trusted(ctx context.Context, src *env.Checkout) (string, error) {
+	r.mu.Lock()
+	if r.layers == nil {
+		r.layers = map[string]*sync.Mutex{}
+	}
+	l, ok := r.layers[src.Tree]
+	if !ok {
+		l = &sync.Mutex{}
+		r.layers[src.Tree] = l
+	}
+	r.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(r.opts.GoCacheDir, src.Tree)
+	if err := gocache.Build(ctx, src.Dir, dst, exe); err != nil {
+		return "", fmt.Errorf("the trusted Go build cache of %.12s: %w", src.Commit, err)
+	}
+	return dst, nil
+}
+
+// episode runs episode j on host h and writes its record, unless ctx ended first.
+func (r *runner) episode(ctx context.Context, h Host, j job) {
+	defer r.done(j.g)
+	if ctx.Err() != nil {
+		return
+	}
+	t := j.g.task
+	rec := &Record{Version: RecordVersion, Task: t.ID, Episode: j.episode, Model: r.opts.Model, Host: h.Name,
+		Trajectory: trajectoryName(t.ID, j.episode), Started: time.Now()}
+	traj := filepath.Join(r.opts.Out, rec.Trajectory)
+	// A trajectory without a record is an interrupted episode's (or a failed one's, tried
+	// again): the agent creates its file new.
+	if err := os.MkdirAll(filepath.Dir(traj), 0o755); err != nil {
+		r.fail(ctx, rec, err)
+		return
+	}
+	if err := os.Remove(traj); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.fail(ctx, rec, err)
+		return
+	}
+	work, err := os.MkdirTemp(r.work, t.ID+"-"+strconv.Itoa(j.episode)+"-")
+	if err != nil {
+		r.fail(ctx, rec, err)
+		return
+	}
+	defer os.RemoveAll(work)
+
+	ao := r.opts.Agent
+	ao.Model, ao.Logprobs, ao.Trajectory, ao.TrajectoryDir = r.opts.Model, true, traj, ""
+	ao.WorkDir, ao.KeepCopy, ao.GoCache = work, false, nil
+	if on := r.opts.OnEvent; on != nil {
+		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
+	}
+	src, err := r.source(ctx, j.g)
+	if err == nil && t.Test.Kind == "go" && !r.opts.SharedGoCache {
+		var trusted string
+		if trusted, err = r.trusted(ctx, src); err == nil {
+			ao.GoCache = &gocache.Layers{Trusted: trusted, Scratch: filepath.Join(work, "gocache")}
+		}
+	}
+	rec.Timings.Setup = time.Since(rec.Started).Seconds()
+	if err != nil {
+		r.fail(ctx, rec, fmt.Errorf("preparing the task: %w", err))
+		return
+	}
+
+	res, err := agent.Run(ctx, h.Model, agent.Task{Dir: src.Dir, Instruction: t.Issue.Text}, ao)
+	if ctx.Err() != nil {
+		os.Remove(traj) // unfinished: the episode is redone by a later run
+		return
+	}
+	if err != nil {
+		r.fail(ctx, rec, fmt.Errorf("the agent could not start: %w", err))
+		return
+	}
+	rec.Exit, rec.Steps = res.Exit, res.Steps
+	rec.Tokens.Prompt, rec.Tokens.Output = res.Usage.PromptTokens, res.Usage.OutputTokens
+	rec.Timings.Agent = res.Usage.WallTime.Seconds()
+	rec.Timings.Model, rec.Timings.Tools = res.Usage.ModelTime.Seconds(), res.Usage.ToolTime.Seconds()
+	switch {
+	case res.TrajectoryError != "":
+		r.fail(ctx, rec, errors.New(res.TrajectoryError))
+		return
+	case res.Exit == agent.ExitModelError || res.Exit == agent.ExitToolError || res.Exit == agent.ExitCancelled:
+		// Ollama or the sandbox failed, not the model: its work was cut short by
+		// something it did not do, so no reward says anything about it.
+		r.fail(ctx, rec, fmt.Errorf("the episode failed (%s): %s", res.Exit, res.Error))
+		return
+	}
+	t0 := time.Now()
+	score, err := r.opts.Score(ctx, t, res.Changes)
+	rec.Timings.Score = time.Since(t0).Seconds()
+	if ctx.Err() != nil {
+		os.Remove(traj)
+		return
+	}
+	if err != nil {
+		r.fail(ctx, rec, fmt.Errorf("scoring: %w", err))
+		return
+	}
+	rec.Reward, rec.Reason = &score.Reward, score.Reason
+	r.write(rec)
+}
+
+// fail records the episode as failed, unless ctx ended (then it leaves nothing behind).
+func (r *runner) fail(ctx context.Context, rec *Record, err error) {
+	if ctx.Err() != nil {
+		os.Remove(filepath.Join(r.opts.Out, rec.Trajectory))
+		return
+	}
+	rec.Error = err.Error()
+	r.write(rec)
+}
+
+func (r *runner) write(rec *Record) {
+	rec.Ended = time.Now()
+	rec.Timings.Total = rec.Ended.Sub(rec.Started).Seconds()
+	if err := writeJSON(recordPath(r.opts.Out, rec.Task, rec.Episode), rec); err != nil {
+		// Without its record the episode counts as unfinished, and a later run redoes it;
+		// its trajectory goes too, so nothing half-done is left.
+		os.Remove(filepath.Join(r.opts.Out, rec.Trajectory))
+		rec.Error = fmt.Sprintf("writing the record: %v", err)
+		rec.Reward = nil
+		r.mu.Lock()
+		if r.writeErr == nil {
+			r.writeErr = fmt.Errorf("rollout: %w", err)
+		}
+		r.mu.Unlock()
+	}
+	if r.opts.OnRecord != nil {
+		r.opts.OnRecord(rec)
+	}
+}

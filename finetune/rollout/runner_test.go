@@ -1,0 +1,343 @@
+package rollout_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/rollout"
+	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/gitcmd"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+const (
+	goodCalc = "package calc\n\n// Add is a plus b.\nfunc Add(a, b int) int { return a + b }\n"
+	badCalc  = "package calc\n\n// Add is a plus b.\nfunc Add(a, b int) int { return a - b }\n"
+	calcTest = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d\", got)\n\t}\n}\n"
+)
+
+// calcTask is a real repository with one commit and a task whose patch breaks Add.
+func calcTask(t *testing.T) *task.Task {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "repo")
+	g := gitcmd.Repo{Dir: dir, Trust: gitcmd.User, Env: []string{
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid"}}
+	os.MkdirAll(dir, 0o755)
+	for name, content := range map[string]string{"go.mod": "module example.com/calc\n\ngo 1.22\n", "calc.go": goodCalc, "calc_test.go": calcTest} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "calc"}} {
+		if out, err := g.Run(ctx, nil, args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	head, err := env.Head(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := task.MakePatch(ctx, []task.Change{{Path: "calc.go", Old: []byte(goodCalc), New: []byte(badCalc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &task.Task{Version: task.Version, ID: task.MakeID(head, patch), Repo: dir, BaseCommit: head, Patch: patch,
+		FailToPass: []string{"example.com/calc TestAdd"},
+		Test:       task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Issue:      task.Issue{Level: 1, Text: "Add(2, 3) returns -1; it should return 5."}}
+}
+
+// hiddenTests is the tests' scorer until finetune/reward's: the task's FAIL_TO_PASS and
+// PASS_TO_PASS run plainly (go test, outside the sandbox: the repository is the test's own)
+// on a new export of the base commit with the patch and the episode's changes applied;
+// 1 when they pass. calls counts its calls.
+func hiddenTests(tb testing.TB, calls *int, mu *sync.Mutex) rollout.Scorer {
+	return func(ctx context.Context, t *task.Task, ch *workspace.Changes) (rollout.Score, error) {
+		mu.Lock()
+		*calls++
+		mu.Unlock()
+		dir := filepath.Join(tb.TempDir(), "score")
+		if _, err := env.ExportCommit(ctx, t.Repo, t.BaseCommit, dir); err != nil {
+			return rollout.Score{}, err
+		}
+		if err := task.Apply(ctx, dir, t.Patch); err != nil {
+			return rollout.Score{}, err
+		}
+		if err := workspace.Apply(dir, ch); err != nil {
+			return rollout.Score{}, err
+		}
+		var names []string
+		for _, id := range append(append([]string{}, t.FailToPass...), t.PassToPass...) {
+			_, name := env.SplitID(id)
+			names = append(names, name)
+		}
+		cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-vet=off", "-run", env.RunRegexp(names), "./...")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+		if c := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); c != "" {
+			cmd.Env = append(cmd.Env, "GOCACHE="+c)
+		}
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return rollout.Score{Reward: 1, Reason: "the hidden tests pass"}, nil
+		case errors.As(err, &exit) && ctx.Err() == nil:
+			return rollout.Score{Reward: 0, Reason: "the hidden tests fail: " + lastLine(string(out))}, nil
+		}
+		return rollout.Score{}, fmt.Errorf("go test: %v: %s", err, out)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func toolTurn(name string, args map[string]any) modelgen.Turn {
+	return modelgen.Turn{ToolCalls: []modelgen.ToolCall{{Name: name, Arguments: args}}}
+}
+
+var (
+	fixTurn  = toolTurn("Edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"})
+	solver   = modelgen.Script{Turns: []modelgen.Turn{fixTurn, {Content: "Fixed: Add adds."}}}
+	looker   = modelgen.Script{Turns: []modelgen.Turn{toolTurn("Read", map[string]any{"file_path": "calc.go"}), {Content: "It looks right to me."}}}
+	agentOpt = agent.Options{NumCtx: 8192, MaxSteps: 6, MaxTokensPerTurn: 256}
+)
+
+// records reads the task's G records, failing the test on any missing.
+func records(t *testing.T, out, id string, g int) []*rollout.Record {
+	t.Helper()
+	var rs []*rollout.Record
+	for i := range g {
+		r, err := rollout.ReadRecord(out, id, i)
+		if err != nil {
+			t.Fatalf("episode %d: %v", i, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// TestGroupRewardsFollowTheWork: a group of 4 runs on two real Ollama servers, two
+// episodes at once on each; the model of the same name solves the task on one server and
+// not on the other, so the rewards are 1 exactly where the episode ran on the first
+// ([1,1,0,0] in some order); the scorer sees two episodes at once; every record has a
+// trajectory with logprobs that rollout.Read reads back; the group summary says the
+// rewards vary.
+func TestGroupRewardsFollowTheWork(t *testing.T) {
+	t.Parallel()
+	a, b := ollamatest.Shared(t), ollamatest.Start(t)
+	a.Scripted("policy-group:1", modelgen.Qwen3, solver)
+	b.Scripted("policy-group:1", modelgen.Qwen3, looker)
+	tk := calcTask(t)
+	out := t.TempDir()
+
+	var mu sync.Mutex
+	calls, inside, most := 0, 0, 0
+	score := hiddenTests(t, &calls, &mu)
+	together := make(chan struct{})
+	var once sync.Once
+	scorer := func(ctx context.Context, tk *task.Task, ch *workspace.Changes) (rollout.Score, error) {
+		mu.Lock()
+		inside++
+		most = max(most, inside)
+		if inside == 2 {
+			once.Do(func() { close(together) })
+		}
+		mu.Unlock()
+		// Wait (a while) for a second episode to reach its score: only parallel workers
+		// bring one.
+		select {
+		case <-together:
+		case <-time.After(90 * time.Second):
+		}
+		defer func() { mu.Lock(); inside--; mu.Unlock() }()
+		return score(ctx, tk, ch)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sums, err := rollout.Run(ctx, []*task.Task{tk}, rollout.Options{
+		Model: "policy-group:1", Out: out, Score: scorer, Group: 4, Agent: agentOpt, SharedGoCache: true,
+		Hosts:   []rollout.Host{{Name: "a", Model: a.Client, Workers: 2}, {Name: "b", Model: b.Client, Workers: 2}},
+		WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := records(t, out, tk.ID, 4)
+	perHost := map[string]int{}
+	var rewards []float64
+	for _, r := range rs {
+		if !r.Trainable() {
+			t.Fatalf("episode %d failed: %s", r.Episode, r.Error)
+		}
+		perHost[r.Host]++
+		rewards = append(rewards, *r.Reward)
+		if want := map[string]float64{"a": 1, "b": 0}[r.Host]; *r.Reward != want {
+			t.Errorf("episode %d on %s: reward %v (%s), want %v", r.Episode, r.Host, *r.Reward, r.Reason, want)
+		}
+		ep, err := rollout.Read(filepath.Join(out, r.Trajectory))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep.Exit != string(agent.ExitDone) || len(ep.Turns) != 2 || ep.Turns[0].Pieces == nil {
+			t.Errorf("episode %d: trajectory exit %q, %d turns, logprob pieces %q", r.Episode, ep.Exit, len(ep.Turns), ep.Turns[0].Pieces)
+		}
+		if r.Tokens.Output == 0 || r.Timings.Agent <= 0 || r.Exit != agent.ExitDone {
+			t.Errorf("episode %d: record %+v", r.Episode, r)
+		}
+	}
+	t.Logf("rewards by episode %v, episodes per host %v, scorers at once: %d", rewards, perHost, most)
+	if perHost["a"] == 0 || perHost["b"] == 0 {
+		t.Errorf("episodes per host %v: a host was left idle", perHost)
+	}
+	if most < 2 {
+		t.Errorf("at most %d episodes were scored at once: the workers did not run in parallel", most)
+	}
+	if len(sums) != 1 || !sums[0].Varied || sums[0].Errors != 0 || sums[0].Mean != float64(perHost["a"])/4 {
+		t.Fatalf("summaries %+v", sums)
+	}
+	if s, err := rollout.ReadSummary(out, tk.ID); err != nil || s.Mean != sums[0].Mean {
+		t.Errorf("group.json: %+v, %v", s, err)
+	}
+}
+
+// TestCancelThenResume: cancelled while every running episode sits in a long command,
+// Run returns at once and leaves no record, no trajectory and no copy; a rerun into the
+// same folder runs the whole group (the command now cut short by the agent's Bash timeout)
+// and rewards it; a third run finds nothing to do; a missing record and a failed one are
+// redone, and only they.
+func TestCancelThenResume(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.Shared(t)
+	srv.Scripted("policy-resume:1", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
+		fixTurn, toolTurn("Bash", map[string]any{"command": "sleep 60"}), {Content: "Fixed."}}})
+	tk := calcTask(t)
+	out, work := t.TempDir(), t.TempDir()
+	var mu sync.Mutex
+	calls := 0
+	opts := rollout.Options{Model: "policy-resume:1", Out: out, Score: hiddenTests(t, &calls, &mu), Group: 3,
+		Agent: agentOpt, SharedGoCache: true, Hosts: []rollout.Host{{Name: "shared", Model: srv.Client}}, Workers: 2, WorkDir: work}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeping := 0
+	first := opts
+	first.OnEvent = func(_ string, _ int, ev agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Kind == agent.EventToolStart && ev.Tool == "Bash" {
+			if sleeping++; sleeping == 2 {
+				cancel()
+			}
+		}
+	}
+	t0 := time.Now()
+	if _, err := rollout.Run(ctx, []*task.Task{tk}, first); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	took := time.Since(t0)
+	left, _ := filepath.Glob(filepath.Join(out, tk.ID, "*"))
+	copies, _ := os.ReadDir(work)
+	if len(left) > 0 || len(copies) > 0 {
+		t.Fatalf("the cancelled run left %v in the output and %d entries in the work folder", left, len(copies))
+	}
+	if took > 40*time.Second { // the commands sleep 60 s
+		t.Errorf("Run returned %v after two episodes' commands began: the agents were not stopped", took)
+	}
+
+	second := opts
+	second.Agent.BashTimeout = time.Second
+	var redone []int
+	second.OnRecord = func(r *rollout.Record) { mu.Lock(); redone = append(redone, r.Episode); mu.Unlock() }
+	run := func(o rollout.Options) []int {
+		t.Helper()
+		redone = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		sums, err := rollout.Run(ctx, []*task.Task{tk}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sums) != 1 || sums[0].Mean != 1 || sums[0].Errors != 0 {
+			t.Fatalf("summaries %+v", sums)
+		}
+		return redone
+	}
+	if got := run(second); len(got) != 3 {
+		t.Fatalf("the resumed run wrote records for episodes %v, want all 3", got)
+	}
+	kept := records(t, out, tk.ID, 3)
+	if got := run(second); len(got) != 0 {
+		t.Fatalf("a run over a finished group redid episodes %v", got)
+	}
+	os.Remove(filepath.Join(out, tk.ID, "1.json"))
+	failed := *kept[2]
+	failed.Reward, failed.Error = nil, "the episode failed (llm_error): Ollama went away"
+	b, _ := json.Marshal(failed)
+	if err := os.WriteFile(filepath.Join(out, tk.ID, "2.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(second); !slices.Equal(slices.Sorted(slices.Values(got)), []int{1, 2}) {
+		t.Fatalf("redone %v, want the missing and the failed episode [1 2]", got)
+	}
+	if r := records(t, out, tk.ID, 3)[0]; !r.Started.Equal(kept[0].Started) {
+		t.Errorf("the finished episode 0 was run again")
+	}
+	copies, _ = os.ReadDir(work)
+	if len(copies) > 0 {
+		t.Errorf("%d entries left in the work folder", len(copies))
+	}
+}
+
+// TestOllamaDiesIsAnError: when the server dies in the middle of a group, the episode it
+// cut short and the ones that could not start are recorded as errors with no reward, never
+// as rewards of 0; nothing is scored.
+func TestOllamaDiesIsAnError(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.Start(t) // its own: the test stops it
+	srv.Scripted("policy-dies:1", modelgen.Qwen3, solver)
+	tk := calcTask(t)
+	out := t.TempDir()
+	var mu sync.Mutex
+	calls := 0
+	var stop sync.Once
+	sums, err := rollout.Run(context.Background(), []*task.Task{tk}, rollout.Options{
+		Model: "policy-dies:1", Out: out, Score: hiddenTests(t, &calls, &mu), Group: 2, Agent: agentOpt, SharedGoCache: true,
+		Hosts: []rollout.Host{{Name: "dies", Model: srv.Client, Workers: 1}}, WorkDir: t.TempDir(),
+		OnEvent: func(_ string, _ int, ev agent.Event) {
+			if ev.Kind == agent.EventToolStart {
+				stop.Do(srv.Stop)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records(t, out, tk.ID, 2) {
+		if r.Trainable() || r.Reward != nil || r.Error == "" {
+			t.Errorf("episode %d: reward %v, error %q: a dead server must give an error, not a reward", r.Episode, r.Reward, r.Error)
+		}
+		t.Logf("episode %d: %s", r.Episode, r.Error)
+	}
+	if calls != 0 {
+		t.Errorf("%d episodes were scored", calls)
+	}
+	if len(sums) != 1 || sums[0].Errors != 2 || sums[0].Rewards[0] != nil || sums[0].Varied {
+		t.Fatalf("summaries %+v", sums)
+	}
+}
