@@ -14,6 +14,7 @@ import (
 	"github.com/frognano/frognano/agent"
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/reward"
 	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/internal/cachedir"
 	"github.com/frognano/frognano/internal/gocache"
@@ -31,6 +32,18 @@ type Score struct {
 // returns an error only when it could not judge (a test run that could not start), never
 // for a wrong fix, which is a reward.
 type Scorer func(ctx context.Context, t *task.Task, changes *workspace.Changes) (Score, error)
+
+// RewardScorer scores with finetune/reward.Score: the task's hidden tests on a tree
+// frognano builds from the base commit, the patch and the agent's allowed changes.
+func RewardScorer() Scorer {
+	return func(ctx context.Context, t *task.Task, changes *workspace.Changes) (Score, error) {
+		res, err := reward.Score(ctx, t, changes, reward.Options{})
+		if err != nil {
+			return Score{}, err
+		}
+		return Score{Reward: res.Reward, Reason: res.Reason}, nil
+	}
+}
 
 // Host is one Ollama server that episodes run on.
 type Host struct {
@@ -57,8 +70,8 @@ type Options struct {
 	// OLLAMA_NUM_PARALLEL (what the server answers at once), else 1.
 	Workers int
 	// Agent is the template of each episode's agent options (limits, steps, context, …).
-	// Model, Logprobs, Trajectory, TrajectoryDir, WorkDir, KeepCopy and GoCache are the
-	// runner's. Temperature nil means 1: Ollama's logprobs, which the trainer's records
+	// Model, Logprobs, Trajectory, TrajectoryDir, WorkDir, KeepCopy, GoCache and OnEvent
+	// are the runner's. Temperature nil means 1: Ollama's logprobs, which the trainer's records
 	// carry, are the temperature-1 distribution whatever the temperature, so sampling at
 	// 1 keeps the rollouts on the policy the trainer's ratios assume.
 	Agent agent.Options
@@ -318,7 +331,7 @@ func (r *runner) episode(ctx context.Context, h Host, j job) {
 
 	ao := r.opts.Agent
 	ao.Model, ao.Logprobs, ao.Trajectory, ao.TrajectoryDir = r.opts.Model, true, traj, ""
-	ao.WorkDir, ao.KeepCopy, ao.GoCache = work, false, nil
+	ao.WorkDir, ao.KeepCopy, ao.GoCache, ao.OnEvent = work, false, nil, nil
 	if on := r.opts.OnEvent; on != nil {
 		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
 	}
