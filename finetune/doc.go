@@ -6,6 +6,11 @@
 //   - synth: verified training tasks made from the repository (procedural mutations and
 //     removals for Go so far), validated behind one build with a switch;
 //   - task: the task store, a documented, versioned format;
+//   - rollout: the rollout runner (Run: groups of G agent.Run episodes per task, each on a
+//     private copy of the base commit with the task's patch, several at once over one or more
+//     Ollama hosts, logprobs on; a record per episode, a failed one an error and never a
+//     reward of 0; resumable) and the turning of a trajectory into the trainer's
+//     token-exact rollouts (Build);
 //   - trainer: the Go client of the Python GRPO + LoRA trainer (trainer/frognano_trainer),
 //     which speaks JSON lines over a pipe;
 //   - frontier: per-task pass-rate estimates, the choice of groups to train on, the
@@ -23,6 +28,6 @@
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: rollouts through agent.Run, the daemon that runs the loop, and the report;
+// Still to come: the daemon that runs the loop, and the report;
 // `frognano finetune --help` says which steps exist.
 package finetune

@@ -1,10 +1,18 @@
-// Package rollout turns the agent's trajectories into the trainer's rollouts, token-exact:
+// Package rollout runs the agent on training tasks and turns its trajectories into the
+// trainer's rollouts.
+//
+// [Run] (runner.go) is the rollout runner: a group of G episodes of agent.Run per task,
+// each on a private copy of the task's base commit with its patch, over one or more Ollama
+// hosts, rewarded by a [Scorer]; one record per episode under an output folder (record.go),
+// resumable.
+//
+// It turns the agent's trajectories into the trainer's rollouts, token-exact:
 // every turn's prompt is rendered as Ollama rendered it, with Ollama's own renderer or
 // template code, and every output is the model's own tokens, taken from the per-token
 // logprobs recorded with the turn. Both are checked against Ollama's token counts for the
 // turn; an episode that disagrees anywhere is refused with a [*Mismatch] that says where.
 //
-// Entry points: [FormatOf] (the chat format of a model, from Ollama's Show), [Read] (a
+// Entry points: [Run], [FormatOf] (the chat format of a model, from Ollama's Show), [Read] (a
 // trajectory file) and [Build] (its rollouts, tokenized by the trainer).
 package rollout
 
