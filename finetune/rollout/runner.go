@@ -267,13 +267,21 @@ func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 	return g.src, g.err
 }
 
-// done ends an episode of g; the last one removes the group's export.
+// done ends an episode of g; the last one removes the group's export and writes the
+// group's summary (when every episode has its record), so that a long run's finished
+// groups can be read before it ends.
 func (r *runner) done(g *group) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.pending--; g.pending == 0 && g.src != nil {
+	g.pending--
+	last := g.pending == 0
+	g.mu.Unlock()
+	if !last {
+		return
+	}
+	if g.src != nil {
 		g.src.Remove()
 	}
+	summarize(r.opts.Out, g.task.ID, r.opts.Model, r.opts.Group) // Run summarizes again, and reports errors
 }
 
 // trusted builds (once per tree, whatever the number of groups) the trusted Go build

@@ -341,3 +341,46 @@ func TestOllamaDiesIsAnError(t *testing.T) {
 		t.Fatalf("summaries %+v", sums)
 	}
 }
+
+// TestGoTaskBuildsOnTheTrustedCache: a Go task's episode builds with a new scratch layer
+// over the trusted layer of the task's base tree, which the runner built once in
+// GoCacheDir (read-only, sealed); the model's `go test` runs there and passes after its fix.
+func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no bubblewrap under CI: the trusted Go build cache needs it")
+		}
+		t.Skip("no bubblewrap: the trusted Go build cache needs it")
+	}
+	t.Parallel()
+	srv := ollamatest.Shared(t)
+	srv.Scripted("policy-gocache:1", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
+		fixTurn, toolTurn("Bash", map[string]any{"command": "go env GOCACHEPROG; go test ./..."}), {Content: "Fixed."}}})
+	tk := calcTask(t)
+	out, layers := t.TempDir(), t.TempDir()
+	var mu sync.Mutex
+	calls := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := rollout.Run(ctx, []*task.Task{tk}, rollout.Options{Model: "policy-gocache:1", Out: out,
+		Score: hiddenTests(t, &calls, &mu), Group: 1, Agent: agentOpt, GoCacheDir: layers,
+		Hosts: []rollout.Host{{Name: "shared", Model: srv.Client}}, WorkDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	r := records(t, out, tk.ID, 1)[0]
+	if !r.Trainable() || *r.Reward != 1 {
+		t.Fatalf("reward %v, error %q", r.Reward, r.Error)
+	}
+	b, err := os.ReadFile(filepath.Join(out, r.Trajectory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "__gocacheprog") || !strings.Contains(string(b), "ok  \\texample.com/calc") {
+		t.Errorf("the episode's go test did not run through the layers and pass:\n%s", b)
+	}
+	ents, _ := os.ReadDir(layers)
+	if len(ents) != 1 {
+		t.Fatalf("%d trusted layers built, want 1 (the base tree's)", len(ents))
+	}
+	t.Logf("trusted layer %s built; episode %.1f s (setup %.1f s)", ents[0].Name(), r.Timings.Total, r.Timings.Setup)
+}
