@@ -40,10 +40,12 @@ type finding string
 // of the results lean on most (gorun.go). syscall.Exec replaces the program with another;
 // Dup2 and Dup3 put another file behind the standard output.
 var goExits = map[string]map[string]bool{
-	"os":                    {"Exit": true},
-	"syscall":               {"Exit": true, "Exec": true, "RawSyscall": true, "Syscall": true, "RawSyscall6": true, "Syscall6": true, "Dup2": true, "Dup3": true},
-	"runtime":               {"Goexit": true},
-	"golang.org/x/sys/unix": {"Exit": true, "Exec": true, "Syscall": true, "RawSyscall": true, "Dup2": true, "Dup3": true},
+	"os": {"Exit": true},
+	"syscall": {"Exit": true, "Exec": true, "Syscall": true, "Syscall6": true, "RawSyscall": true, "RawSyscall6": true,
+		"RawSyscallNoError": true, "AllThreadsSyscall": true, "AllThreadsSyscall6": true, "Dup2": true, "Dup3": true},
+	"runtime": {"Goexit": true},
+	"golang.org/x/sys/unix": {"Exit": true, "Exec": true, "Syscall": true, "Syscall6": true, "RawSyscall": true, "RawSyscall6": true,
+		"RawSyscallNoError": true, "SyscallNoError": true, "Dup2": true, "Dup3": true},
 }
 
 // goImports are the packages non-test code has no business importing: testing (the
@@ -150,6 +152,12 @@ var pyPatterns = []struct {
 	{regexp.MustCompile(`\b__import__\s*\(\s*['"]_?pytest`), "import pytest"},
 	{regexp.MustCompile(`\bimportlib\b`), "importlib"},
 	{regexp.MustCompile(`\bbuiltins\b`), "builtins"},
+	// Reaching pytest's objects without importing it: through the loaded modules, the
+	// garbage collector's lists, or the frames that called the code; or calling C.
+	{regexp.MustCompile(`\bsys\s*\.\s*modules\b`), "sys.modules"},
+	{regexp.MustCompile(`\bgc\s*\.\s*get_(objects|referrers|referents)\b`), "gc.get_objects"},
+	{regexp.MustCompile(`\bsys\s*\.\s*_getframe\b|\binspect\s*\.\s*(stack|currentframe|getouterframes)\b|\.f_back\b`), "the caller's frames"},
+	{regexp.MustCompile(`\bctypes\b`), "ctypes"},
 	{regexp.MustCompile(`\bfrom\s+os\s+import\s+.*\b_exit\b|\bfrom\s+sys\s+import\s+.*\bexit\b`), "sys.exit"},
 }
 
