@@ -7,8 +7,17 @@
 // So nothing the agent left in its copy is run or followed as it is: the evaluation tree is
 // the task's base commit (env.ExportCommit) with the task's patch (task.Apply) and only
 // the agent's allowed changes laid on it (regular, non-test, non-configuration files; see
-// [Score]); a static screen refuses changes that reach for the test harness; and the
-// hidden tests' results are checked for consistency before they count.
+// [Score]); a static screen refuses changes that reach for the test harness (screen.go);
+// and the hidden tests run in the sandbox, their results checked before they count: Go's
+// test binaries built by frognano with the trusted build cache and run one by one on a
+// read-only tree beside canary tests, the exit status the main signal (gorun.go); pytest
+// with canaries in its own process, its report checked against its progress (pyrun.go).
+//
+// What the agent's code does in the test process cannot be stopped there: it shares the
+// process with the test harness. The layers above make a forgery need a construct the
+// screen refuses (an exit call, //go:linkname, pytest's modules), or knowledge of which
+// tests are frognano's; each file says what it stops and what it does not. Rewards need
+// the bubblewrap sandbox (ErrUnconfined elsewhere).
 package reward
 
 import (
