@@ -115,18 +115,18 @@ func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, re
 		if err := os.Mkdir(wd, 0o755); err != nil {
 			return nil, "", "", err
 		}
-		exec := func(names []string) (sandbox.Output, error) {
+		runBin := func(names []string) (sandbox.Output, error) {
 			cmd := fmt.Sprintf("cd %s && exec %s -test.v=test2json -test.paniconexit0 -test.count=1 -test.timeout=%s -test.run=%s",
 				env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.dir))), env.ShellQuote(run.bin), o.Timeout, env.ShellQuote(env.RunRegexp(names)))
 			return r.Run(ctx, sandbox.Cmd{Dir: wd, Command: cmd, Timeout: o.Timeout + time.Minute})
 		}
-		out, err := exec(append(append([]string{}, run.names...), run.canary))
+		out, err := runBin(append(append([]string{}, run.names...), run.canary))
 		if err != nil {
 			return nil, "", "", err
 		}
 		got, bad := judge(out, append(append([]string{}, run.names...), run.canary), map[string]string{run.canary: "PASS"})
 		if bad == "" {
-			out, err := exec([]string{run.canary, run.failing})
+			out, err := runBin([]string{run.canary, run.failing})
 			if err != nil {
 				return nil, "", "", err
 			}
