@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -85,8 +86,9 @@ type Options struct {
 	// (internal/gocache), which needs bubblewrap. What one episode's commands leave in a
 	// shared cache reaches the next one: for tests and machines without bubblewrap only.
 	SharedGoCache bool
-	// GoCacheDir holds the trusted layers, one per base tree (default: gocache/trusted
-	// in frognano's cache folder).
+	// GoCacheDir holds the trusted layers, one per base tree and Go version (default:
+	// finetune/gocache in frognano's cache folder, where finetune/reward builds its own:
+	// the same layers serve both).
 	GoCacheDir string
 	// WorkDir holds the episodes' copies while they run (default the system's temp
 	// folder); they are removed, also on cancel.
@@ -122,7 +124,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Agent.Temperature = agent.Temp(1)
 	}
 	if o.GoCacheDir == "" {
-		o.GoCacheDir = filepath.Join(cachedir.Dir(), "gocache", "trusted")
+		o.GoCacheDir = filepath.Join(cachedir.Dir(), "finetune", "gocache")
 	}
 	return o, nil
 }
@@ -303,7 +305,7 @@ func (r *runner) trusted(ctx context.Context, src *env.Checkout) (string, error)
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(r.opts.GoCacheDir, src.Tree)
+	dst := filepath.Join(r.opts.GoCacheDir, src.Tree+"-"+runtime.Version())
 	if err := gocache.Build(ctx, src.Dir, dst, exe); err != nil {
 		return "", fmt.Errorf("the trusted Go build cache of %.12s: %w", src.Commit, err)
 	}
