@@ -383,6 +383,63 @@ func (r *Registry) Rollback(ctx context.Context) (from, to string, err error) {
 	return from, to, err
 }
 
+// ErrUnknownModel: the name is not one the model in use can be rolled back to.
+var ErrUnknownModel = errors.New("not a model to roll back to")
+
+// RollbackTo goes back by hand to a model that served before the one in use: an accepted or
+// rolled-back model made before it, or the base (to "" or the base's name). Every accepted
+// model after it is marked rolled back, so that a later Rollback or gate comparison starts
+// from it as if they had never served. A rejected model is refused: the gate stopped it,
+// and the user can still name it in the editor's model setting. It returns the model left
+// ("" is the base).
+func (r *Registry) RollbackTo(ctx context.Context, to string) (from string, err error) {
+	err = r.update(ctx, func(st *State, _ map[string]api.ListModelResponse) error {
+		from = st.InUse
+		if SameName(to, st.Base) {
+			to = ""
+		}
+		cur := st.index(from)
+		if cur < 0 {
+			cur = -1 // the base: nothing before it
+		}
+		i := st.index(to)
+		switch {
+		case to == "" && from == "":
+			return fmt.Errorf("%w: %s already uses %s, the model fine-tuning started from", ErrNothingToRollBack, st.Repo, st.Base)
+		case to == from:
+			return fmt.Errorf("%w: %s is already in use for %s", ErrNothingToRollBack, to, st.Repo)
+		case to != "" && (i < 0 || i > cur || st.Models[i].Status == Pending || st.Models[i].Status == Candidate):
+			return fmt.Errorf("%s: %w; the models %s can go back to are %s", to, ErrUnknownModel, st.Repo, strings.Join(st.rollbackTargets(), ", "))
+		case to != "" && st.Models[i].Status == Rejected:
+			return fmt.Errorf("%s: %w: the held-out gate rejected it (%s); to use it anyway, set it as the editor's model (frognano.model)", to, ErrUnknownModel, verdictReason(st.Models[i].Verdict))
+		}
+		for _, m := range st.Models[i+1:] {
+			if m.Status == Accepted {
+				m.Status = RolledBack
+			}
+		}
+		if i >= 0 {
+			st.Models[i].Status = Accepted
+		}
+		r.switchTo(st, to, "rolled back by hand to "+orBase(to))
+		return nil
+	})
+	return from, err
+}
+
+// rollbackTargets are what RollbackTo accepts: the base's name and the models made before
+// the one in use that served.
+func (st *State) rollbackTargets() []string {
+	out := []string{st.Base + " (the base)"}
+	end := st.index(st.InUse)
+	for _, m := range st.Models[:max(end, 0)] {
+		if m.Status == Accepted || m.Status == RolledBack {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
 // Prune deletes the models beyond the ones kept (see the package doc) and returns the names
 // deleted.
 func (r *Registry) Prune(ctx context.Context) ([]string, error) {

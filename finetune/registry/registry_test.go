@@ -268,6 +268,49 @@ func TestRollback(t *testing.T) {
 	}
 }
 
+// TestRollbackTo goes back by name past several models; it refuses a rejected model, one
+// made after the model in use and a name it does not know, saying which names it takes.
+func TestRollbackTo(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	m1, m2, m3 := f.make(1), f.make(2), f.make(3)
+	f.judge(m1.Name, 4, 4)
+	f.judge(m2.Name, 4, 4)
+	f.judge(m3.Name, 6, 1) // rejected
+	m4 := f.make(4)
+	f.judge(m4.Name, 4, 4)
+	for _, tc := range []struct{ to, want string }{
+		{m3.Name, "the held-out gate rejected it"},
+		{"frognano-ft-000000000000:step-9", "the models " + f.repo + " can go back to are " + f.state().Base + " (the base), " + m1.Name + ", " + m2.Name},
+		{m4.Name, "is already in use"},
+	} {
+		if _, err := f.reg.RollbackTo(ctx, tc.to); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("rollback to %s: %v, want %q", tc.to, err, tc.want)
+		}
+	}
+	from, err := f.reg.RollbackTo(ctx, m1.Name)
+	if err != nil || from != m4.Name {
+		t.Fatalf("rollback to %s: from %s, %v", m1.Name, from, err)
+	}
+	st := f.state()
+	if st.InUse != m1.Name || statuses(st) != "1:accepted 2:rolled-back 3:rejected 4:rolled-back" {
+		t.Fatalf("after rollback to m1: in use %s; %s", st.InUse, statuses(st))
+	}
+	if _, err := f.reg.RollbackTo(ctx, m2.Name); !errors.Is(err, ErrUnknownModel) {
+		t.Errorf("rollback forward to m2: %v", err)
+	}
+	if from, err = f.reg.RollbackTo(ctx, strings.ToUpper(st.Base)); err != nil || from != m1.Name {
+		t.Fatalf("rollback to the base by name: from %s, %v", from, err)
+	}
+	if _, err = f.reg.RollbackTo(ctx, ""); !errors.Is(err, ErrNothingToRollBack) {
+		t.Errorf("rollback from the base: %v", err)
+	}
+	st = f.state()
+	if st.Serving() != st.Base || statuses(st) != "1:rolled-back 2:rolled-back 3:rejected 4:rolled-back" || len(st.Switches) != 5 {
+		t.Fatalf("state: serving %s; %s; %d switches", st.Serving(), statuses(st), len(st.Switches))
+	}
+}
+
 // TestPruneDeletesOnlyItsOwn: beyond the kept ones it deletes its own models, and never the
 // user's: not the base, not a look-alike the user made under one of its names before it
 // could (it takes another name), not one of its names the user re-created with other weights.

@@ -83,6 +83,14 @@ type Model struct {
 	Owner *Owner `json:"owner,omitempty"`
 }
 
+// verdictReason is v's reason, or says there is none.
+func verdictReason(v *gate.Verdict) string {
+	if v == nil {
+		return "no verdict recorded"
+	}
+	return v.Reason
+}
+
 // Owner names a process by its PID and its start time (so that a PID reused after a
 // restart is not taken for the owner).
 type Owner struct {
