@@ -31,10 +31,13 @@ type editor struct {
 	root     string
 	cacheDir string // the server's Options.CacheDir
 	workDir  string // the server's Options.AgentWorkDir
-	server   protocol.Server
-	conn     jsonrpc2.Conn
-	init     *protocol.InitializeResult
-	done     chan int // Serve's exit code
+	// registryDir is the server's Options.RegistryDir: fine-tuning's registries for this
+	// test alone (FROGNANO_CACHE=registryCache puts a frognano process's there too).
+	registryDir, registryCache string
+	server                     protocol.Server
+	conn                       jsonrpc2.Conn
+	init                       *protocol.InitializeResult
+	done                       chan int // Serve's exit code
 
 	mu        sync.Mutex
 	buffers   map[string]*buffer // by URI
@@ -48,7 +51,9 @@ type editor struct {
 	// registered are client/registerCapability registrations: "method options-JSON".
 	registered []string
 	// traces are $/logTrace messages: "message | verbose".
-	traces  []string
+	traces []string
+	// logs are window/logMessage messages.
+	logs    []string
 	changed chan struct{} // signalled on every recorded event
 }
 
@@ -96,12 +101,13 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 			t.Fatal(err)
 		}
 	}
-	e := &editor{t: t, root: root, cacheDir: t.TempDir(), workDir: t.TempDir(),
+	e := &editor{t: t, root: root, cacheDir: t.TempDir(), workDir: t.TempDir(), registryCache: t.TempDir(),
 		buffers: map[string]*buffer{}, done: make(chan int, 1), changed: make(chan struct{}, 1000)}
+	e.registryDir = filepath.Join(e.registryCache, "finetune", "models")
 	sconn, cconn := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: e.cacheDir, AgentWorkDir: e.workDir})
+		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: e.cacheDir, AgentWorkDir: e.workDir, RegistryDir: e.registryDir})
 	}()
 	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(cconn))
 	e.conn, e.server = conn, server
@@ -390,7 +396,13 @@ func (c *client) LogTrace(ctx context.Context, p *protocol.LogTraceParams) error
 	return nil
 }
 
-func (c *client) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error { return nil }
+func (c *client) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error {
+	c.e.mu.Lock()
+	c.e.logs = append(c.e.logs, p.Message)
+	c.e.mu.Unlock()
+	c.e.note()
+	return nil
+}
 
 func (c *client) Configuration(ctx context.Context, p *protocol.ConfigurationParams) ([]protocol.LSPAny, error) {
 	c.e.mu.Lock()

@@ -118,7 +118,13 @@ type outcome struct {
 // is context.Canceled.
 func (s *server) runAgent(ctx context.Context, j *job, task string) (outcome, error) {
 	var out outcome
-	cfg := j.settings.ollamaConfig(s.opts.Env)
+	configured := j.settings.ollamaConfig(s.opts.Env)
+	cfg, ft := s.chooseModel(configured, j.root)
+	if ft != nil {
+		// Said before the run, so that a user reading the log knows which model answered.
+		s.logf(ctx, "%s: using the %s", j.d.Title, ft.describe())
+		j.prog.report("using the " + ft.describe())
+	}
 	model, err := s.agentModel(cfg)
 	if err != nil {
 		j.prog.end("failed")
@@ -146,6 +152,13 @@ func (s *server) runAgent(ctx context.Context, j *job, task string) (outcome, er
 		j.prog.report("copying the workspace") // seconds on a large repository
 	}
 	res, err := run()
+	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && ft != nil {
+		// The registry names a model that left Ollama since it last reconciled (removed
+		// by hand): it cannot be pulled, and the base it came from still serves.
+		s.warnOnce(fmt.Sprintf("FrogNano: the fine-tuned model %s is no longer in Ollama, so the configured model %s is used (`frognano finetune models` lists the fine-tuned ones)", cfg.Model, configured.Model))
+		cfg, ft = configured, nil
+		res, err = run()
+	}
 	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && s.offerPull(ctx, j.caps, cfg, j.d.Title) {
 		res, err = run()
 	}
@@ -156,7 +169,7 @@ func (s *server) runAgent(ctx context.Context, j *job, task string) (outcome, er
 		}
 		return out, ollama.Explain(err, cfg)
 	}
-	s.logf(ctx, "%s: %s after %d steps; trajectory %s", j.d.Title, res.Exit, res.Steps, res.Trajectory)
+	s.logf(ctx, "%s: %s after %d steps with model %s; trajectory %s", j.d.Title, res.Exit, res.Steps, cfg.Model, res.Trajectory)
 	switch res.Exit {
 	case agent.ExitDone:
 	case agent.ExitCancelled:

@@ -25,6 +25,9 @@ type Options struct {
 	CacheDir string
 	// AgentWorkDir, when set, is the parent of the agents' private copies (tests).
 	AgentWorkDir string
+	// RegistryDir holds fine-tuning's model registries (finetune/registry); "" is
+	// registry.DefaultDir, where `frognano finetune` keeps them.
+	RegistryDir string
 }
 
 // server implements protocol.Server. Handlers are thin: they decode, look up state and
@@ -59,6 +62,8 @@ type server struct {
 	keeper *keeper.Keeper
 	// trace is the client's $/setTrace value: "off" (or empty), "messages" or "verbose".
 	trace protocol.TraceValue
+	// warned are the warnings logged once (warnOnce).
+	warned map[string]bool
 }
 
 type lifecycle int

@@ -19,7 +19,10 @@ const MethodStatus = "frognano/status"
 // Status is the answer to frognano/status.
 type Status struct {
 	OllamaHost string `json:"ollamaHost"`
-	Model      string `json:"model"`
+	// Model is the model the next run uses: the configured one, or the fine-tuned model
+	// that replaces it (FineTuned, absent otherwise).
+	Model     string     `json:"model"`
+	FineTuned *FineTuned `json:"fineTuned,omitempty"`
 	// Ollama is "ok", "unreachable", or "error"; OllamaVersion is set when it answered.
 	Ollama        string `json:"ollama"`
 	OllamaVersion string `json:"ollamaVersion,omitempty"`
@@ -41,9 +44,10 @@ func (s *server) Request(ctx context.Context, method string, params any) (any, e
 }
 
 func (s *server) status(ctx context.Context) Status {
-	settings, _, _ := s.snapshotSettings()
-	cfg := settings.ollamaConfig(s.opts.Env)
-	st := Status{Model: cfg.Model, Running: []string{}}
+	settings, _, root := s.snapshotSettings()
+	configured := settings.ollamaConfig(s.opts.Env)
+	cfg, ft := s.chooseModel(configured, root)
+	st := Status{Model: cfg.Model, FineTuned: ft, Running: []string{}}
 	if u, err := cfg.BaseURL(); err == nil {
 		st.OllamaHost = u.String()
 	}
@@ -72,7 +76,14 @@ func (s *server) status(ctx context.Context) Status {
 		return st
 	}
 	st.Ollama = "ok"
-	if _, err := client.Show(ctx, &api.ShowRequest{Model: cfg.Model}); err != nil {
+	_, err = client.Show(ctx, &api.ShowRequest{Model: cfg.Model})
+	if p := ollama.Explain(err, cfg); p != nil && p.Kind == ollama.KindModelMissing && ft != nil {
+		// As a run would (runAgent): a fine-tuned model removed from Ollama gives way to
+		// its base.
+		cfg, st.Model, st.FineTuned = configured, configured.Model, nil
+		_, err = client.Show(ctx, &api.ShowRequest{Model: cfg.Model})
+	}
+	if err != nil {
 		st.Problem = ollama.Explain(err, cfg).Error()
 		return st
 	}
