@@ -17,7 +17,8 @@ var finetuneCommands = []command{
 	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
 	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},
 	{"report", "write a report with plots (not yet available)", notYet("finetune report", "the fine-tuning report")},
-	{"rollback", "go back to the previous model (not yet available)", notYet("finetune rollback", "the model registry")},
+	{"models", "list the models fine-tuning made for a repository, marking the one in use", runFinetuneModels},
+	{"rollback", "switch the language server back to the previous fine-tuned model (or the base)", runFinetuneRollback},
 }
 
 func runFinetune(ctx context.Context, env Env, args []string) int {
