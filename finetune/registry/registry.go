@@ -398,20 +398,17 @@ func (r *Registry) RollbackTo(ctx context.Context, to string) (from string, err 
 		if SameName(to, st.Base) {
 			to = ""
 		}
-		cur := st.index(from)
-		if cur < 0 {
-			cur = -1 // the base: nothing before it
-		}
-		i := st.index(to)
+		cur := st.index(from) // -1: the base, nothing before it
+		i := st.index(to)     // -1: the base, or unknown
 		switch {
 		case to == "" && from == "":
 			return fmt.Errorf("%w: %s already uses %s, the model fine-tuning started from", ErrNothingToRollBack, st.Repo, st.Base)
 		case to == from:
 			return fmt.Errorf("%w: %s is already in use for %s", ErrNothingToRollBack, to, st.Repo)
+		case i >= 0 && st.Models[i].Status == Rejected:
+			return fmt.Errorf("%s: %w: the held-out gate rejected it (%s); to use it anyway, set it as the editor's model (frognano.model)", to, ErrUnknownModel, verdictReason(st.Models[i].Verdict))
 		case to != "" && (i < 0 || i > cur || st.Models[i].Status == Pending || st.Models[i].Status == Candidate):
 			return fmt.Errorf("%s: %w; the models %s can go back to are %s", to, ErrUnknownModel, st.Repo, strings.Join(st.rollbackTargets(), ", "))
-		case to != "" && st.Models[i].Status == Rejected:
-			return fmt.Errorf("%s: %w: the held-out gate rejected it (%s); to use it anyway, set it as the editor's model (frognano.model)", to, ErrUnknownModel, verdictReason(st.Models[i].Verdict))
 		}
 		for _, m := range st.Models[i+1:] {
 			if m.Status == Accepted {
