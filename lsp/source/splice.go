@@ -118,6 +118,17 @@ func splice(prev *File, text string) *File {
 			// last unit's, not with the edit.
 			return nil
 		}
+		if hasNext {
+			// The indentation of a block's lines is state that runs past the window:
+			// the next unit must be indented as it was, so that the block's indentation
+			// is its, and the lines after the window are read as before. (Indenting
+			// only the first line of a block otherwise makes the window parse alone,
+			// with the next unit in a deeper block than the units after it.)
+			ns := base + m.subs[b].at
+			if prev.text[lineStart(prev.text, ns):ns] != text[lineStart(text, ns+delta):ns+delta] {
+				return nil
+			}
+		}
 	}
 	if n := we + delta - ws; n > 32<<10 && n*4 > len(text) {
 		return nil // as costly as tree-sitter's re-parse of the file, or more

@@ -309,6 +309,7 @@ func TestSpliceCases(t *testing.T) {
 		{"string opened across methods", "m.py", py, "return self.items[0]", "return 'self.items[0]", false},
 		{"bracket opened", "m.py", py, "await asyncio.sleep(0)", "await asyncio.sleep(0", false},
 		{"method dedented out of its class", "m.py", py, "    def close(self):\n        pass", "def close(self):\n        pass", false},
+		{"first line of a block indented", "m.py", py, "    class Meta:\n        table", "    class Meta:\n \t       table", false},
 		{"class header", "m.py", py, "class Store(Generic[T]):", "class Store(Generic[T], Base):", true},
 		{"last method of a class", "m.py", py, "            raise NotImplementedError", "            raise ValueError", false},
 		{"keystroke in a TS method", "r.ts", ts, "return row;", "return rows;", true},
