@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/frognano/frognano/agent"
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
@@ -65,7 +67,9 @@ type Options struct {
 	// Group is G, the episodes per task (default 8).
 	Group int
 	// Hosts are the Ollama servers; default one, from OLLAMA_HOST. A free worker of any
-	// host takes the next episode, so a busier or slower host simply takes fewer.
+	// host takes the next episode, so a busier or slower host simply takes fewer. A host
+	// that fails an episode in Ollama and then no longer answers for the model takes no
+	// more; when no host is left, Run stops with an error.
 	Hosts []Host
 	// Workers is the number of episodes at once per host whose Workers is 0: default
 	// OLLAMA_NUM_PARALLEL (what the server answers at once), else 1.
@@ -138,8 +142,8 @@ func (o Options) withDefaults() (Options, error) {
 // Episodes that have a record from an earlier run with the same Out are skipped, except
 // failed ones (Record.Error), which are tried again; the others run. Cancelling ctx stops
 // the running agents and their commands; their episodes leave no record and no
-// trajectory, so a later run redoes them. Run's error is ctx's then, or a problem with
-// Out or the tasks; a failed episode is a record, not an error.
+// trajectory, so a later run redoes them. Run's error is ctx's then, a problem with Out
+// or the tasks, or every host gone; a failed episode is a record, not an error.
 func Run(ctx context.Context, tasks []*task.Task, opts Options) ([]*Summary, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -182,15 +186,32 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) ([]*Summary, err
 
 	queue := make(chan job)
 	var wg sync.WaitGroup
+	// A worker whose host is down stops (see gone), so that a dead host does not fail,
+	// in milliseconds each, the episodes the live ones would run; when the last one stops,
+	// allGone ends the run.
+	alive, allGone := 0, make(chan struct{})
+	var lastGone error
 	for _, h := range opts.Hosts {
 		n := h.Workers
 		if n <= 0 {
 			n = opts.Workers
 		}
+		alive += n
 		for range n {
 			wg.Go(func() {
 				for j := range queue {
-					r.episode(ctx, h, j)
+					if !r.episode(ctx, h, j) {
+						continue
+					}
+					if err := r.gone(ctx, h); err != nil {
+						r.mu.Lock()
+						if alive--; alive == 0 {
+							lastGone = fmt.Errorf("rollout: no Ollama host answers (%s: %w); finished episodes are kept, run again to resume", h.Name, err)
+							close(allGone)
+						}
+						r.mu.Unlock()
+						return
+					}
 				}
 			})
 		}
@@ -201,12 +222,17 @@ feed:
 		case queue <- j:
 		case <-ctx.Done():
 			break feed
+		case <-allGone:
+			break feed
 		}
 	}
 	close(queue)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if lastGone != nil {
+		return nil, lastGone
 	}
 	if r.writeErr != nil {
 		return nil, r.writeErr
@@ -312,11 +338,25 @@ func (r *runner) trusted(ctx context.Context, src *env.Checkout) (string, error)
 	return dst, nil
 }
 
-// episode runs episode j on host h and writes its record, unless ctx ended first.
-func (r *runner) episode(ctx context.Context, h Host, j job) {
+// gone asks h for the model after one of its episodes failed in Ollama: an error
+// means the host is down (or lost the model), and its worker stops.
+func (r *runner) gone(ctx context.Context, h Host) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := h.Model.Show(ctx, &api.ShowRequest{Model: r.opts.Model})
+	return err
+}
+
+// episode runs episode j on host h and writes its record, unless ctx ended first. It
+// reports whether the episode failed in a way that may be the host's (a model error, or
+// an agent that could not start).
+func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	defer r.done(j.g)
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	t := j.g.task
 	rec := &Record{Version: RecordVersion, Task: t.ID, Episode: j.episode, Model: r.opts.Model, Host: h.Name,
@@ -326,16 +366,16 @@ func (r *runner) episode(ctx context.Context, h Host, j job) {
 	// again): the agent creates its file new.
 	if err := os.MkdirAll(filepath.Dir(traj), 0o755); err != nil {
 		r.fail(ctx, rec, err)
-		return
+		return false
 	}
 	if err := os.Remove(traj); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.fail(ctx, rec, err)
-		return
+		return false
 	}
 	work, err := os.MkdirTemp(r.work, t.ID+"-"+strconv.Itoa(j.episode)+"-")
 	if err != nil {
 		r.fail(ctx, rec, err)
-		return
+		return false
 	}
 	defer os.RemoveAll(work)
 
@@ -355,17 +395,17 @@ func (r *runner) episode(ctx context.Context, h Host, j job) {
 	rec.Timings.Setup = time.Since(rec.Started).Seconds()
 	if err != nil {
 		r.fail(ctx, rec, fmt.Errorf("preparing the task: %w", err))
-		return
+		return false
 	}
 
 	res, err := agent.Run(ctx, h.Model, agent.Task{Dir: src.Dir, Instruction: t.Issue.Text}, ao)
 	if ctx.Err() != nil {
 		os.Remove(traj) // unfinished: the episode is redone by a later run
-		return
+		return false
 	}
 	if err != nil {
 		r.fail(ctx, rec, fmt.Errorf("the agent could not start: %w", err))
-		return
+		return true
 	}
 	rec.Exit, rec.Steps = res.Exit, res.Steps
 	rec.Tokens.Prompt, rec.Tokens.Output = res.Usage.PromptTokens, res.Usage.OutputTokens
@@ -374,26 +414,27 @@ func (r *runner) episode(ctx context.Context, h Host, j job) {
 	switch {
 	case res.TrajectoryError != "":
 		r.fail(ctx, rec, errors.New(res.TrajectoryError))
-		return
+		return false
 	case res.Exit == agent.ExitModelError || res.Exit == agent.ExitToolError || res.Exit == agent.ExitCancelled:
 		// Ollama or the sandbox failed, not the model: its work was cut short by
 		// something it did not do, so no reward says anything about it.
 		r.fail(ctx, rec, fmt.Errorf("the episode failed (%s): %s", res.Exit, res.Error))
-		return
+		return res.Exit == agent.ExitModelError
 	}
 	t0 := time.Now()
 	score, err := r.opts.Score(ctx, t, res.Changes)
 	rec.Timings.Score = time.Since(t0).Seconds()
 	if ctx.Err() != nil {
 		os.Remove(traj)
-		return
+		return false
 	}
 	if err != nil {
 		r.fail(ctx, rec, fmt.Errorf("scoring: %w", err))
-		return
+		return false
 	}
 	rec.Reward, rec.Reason = &score.Reward, score.Reason
 	r.write(rec)
+	return false
 }
 
 // fail records the episode as failed, unless ctx ended (then it leaves nothing behind).

@@ -307,40 +307,77 @@ func TestCancelThenResume(t *testing.T) {
 	}
 }
 
-// TestOllamaDiesIsAnError: when the server dies in the middle of a group, the episode it
-// cut short and the ones that could not start are recorded as errors with no reward, never
-// as rewards of 0; nothing is scored.
+// TestOllamaDiesIsAnError: when a server dies in the middle of a group, the episode it cut
+// short is recorded as an error with no reward, never as a reward of 0, and nothing is
+// scored; the dead server takes no more episodes: with a live one beside it, the live one
+// runs the rest of the group; alone, Run stops with an error and leaves the rest unrun, to
+// be redone.
 func TestOllamaDiesIsAnError(t *testing.T) {
 	t.Parallel()
-	srv := ollamatest.Start(t) // its own: the test stops it
-	srv.Scripted("policy-dies:1", modelgen.Qwen3, solver)
-	tk := calcTask(t)
-	out := t.TempDir()
-	var mu sync.Mutex
-	calls := 0
-	var stop sync.Once
-	sums, err := rollout.Run(context.Background(), []*task.Task{tk}, rollout.Options{
-		Model: "policy-dies:1", Out: out, Score: hiddenTests(t, &calls, &mu), Group: 2, Agent: agentOpt, SharedGoCache: true,
-		Hosts: []rollout.Host{{Name: "dies", Model: srv.Client, Workers: 1}}, WorkDir: t.TempDir(),
-		OnEvent: func(_ string, _ int, ev agent.Event) {
-			if ev.Kind == agent.EventToolStart {
-				stop.Do(srv.Stop)
+	for _, withLive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("live host beside it %v", withLive), func(t *testing.T) {
+			t.Parallel()
+			dies := ollamatest.Start(t) // its own: the test stops it
+			name := fmt.Sprintf("policy-dies-%v:1", withLive)
+			dies.Scripted(name, modelgen.Qwen3, solver)
+			hosts := []rollout.Host{{Name: "dies", Model: dies.Client, Workers: 1}}
+			if withLive {
+				live := ollamatest.Shared(t)
+				live.Scripted(name, modelgen.Qwen3, solver)
+				hosts = append(hosts, rollout.Host{Name: "live", Model: live.Client, Workers: 1})
 			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range records(t, out, tk.ID, 2) {
-		if r.Trainable() || r.Reward != nil || r.Error == "" {
-			t.Errorf("episode %d: reward %v, error %q: a dead server must give an error, not a reward", r.Episode, r.Reward, r.Error)
-		}
-		t.Logf("episode %d: %s", r.Episode, r.Error)
-	}
-	if calls != 0 {
-		t.Errorf("%d episodes were scored", calls)
-	}
-	if len(sums) != 1 || sums[0].Errors != 2 || sums[0].Rewards[0] != nil || sums[0].Varied {
-		t.Fatalf("summaries %+v", sums)
+			tk := calcTask(t)
+			out := t.TempDir()
+			var mu sync.Mutex
+			calls := 0
+			var stop sync.Once
+			sums, err := rollout.Run(context.Background(), []*task.Task{tk}, rollout.Options{
+				Model: name, Out: out, Score: hiddenTests(t, &calls, &mu), Group: 3, Agent: agentOpt, SharedGoCache: true,
+				Hosts: hosts, WorkDir: t.TempDir(),
+				OnEvent: func(_ string, _ int, ev agent.Event) {
+					if ev.Kind == agent.EventToolStart {
+						stop.Do(dies.Stop)
+					}
+				}})
+			byHost := map[string][]string{}
+			for i := range 3 {
+				r, rerr := rollout.ReadRecord(out, tk.ID, i)
+				switch {
+				case errors.Is(rerr, os.ErrNotExist):
+					byHost["none"] = append(byHost["none"], "unrun")
+					continue
+				case rerr != nil:
+					t.Fatal(rerr)
+				}
+				if r.Host == "dies" && (r.Trainable() || r.Reward != nil || r.Error == "") {
+					t.Errorf("episode %d on the dead host: reward %v, error %q: a dead server must give an error, not a reward", i, r.Reward, r.Error)
+				}
+				what := r.Error
+				if r.Trainable() {
+					what = fmt.Sprint(*r.Reward)
+				}
+				byHost[r.Host] = append(byHost[r.Host], what)
+			}
+			t.Logf("records by host %q; Run: %v", byHost, err)
+			if len(byHost["dies"]) != 1 {
+				t.Errorf("the dead host has %d records, want 1: it took episodes after it died", len(byHost["dies"]))
+			}
+			if !withLive {
+				if err == nil || !strings.Contains(err.Error(), "no Ollama host answers") || len(byHost["none"]) != 2 || calls != 0 {
+					t.Fatalf("alone: Run %v, %d unrun, %d scored", err, len(byHost["none"]), calls)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(byHost["live"]) != 2 || byHost["live"][0] != "1" || byHost["live"][1] != "1" || calls != 2 {
+				t.Errorf("the live host's episodes: %q, %d scored", byHost["live"], calls)
+			}
+			if len(sums) != 1 || sums[0].Errors != 1 || sums[0].Mean != 1 || sums[0].Varied {
+				t.Fatalf("summaries %+v", sums)
+			}
+		})
 	}
 }
 
