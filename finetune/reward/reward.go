@@ -86,9 +86,11 @@ type Result struct {
 // t's patch applied (task.Apply), and the agent's changes laid on it, but only regular
 // files that are neither tests nor configuration: go.mod, go.sum, go.work, vendor/,
 // testdata/, *_test.go; conftest.py, pytest.ini, setup.cfg, tox.ini, pyproject.toml,
-// setup.py, test files and tests/ folders; package.json, lockfiles, *.test.* and *.spec.*
-// files, test runners' configurations; hidden files and folders; symbolic links, other
-// non-regular files, paths that leave the tree. Those keep the base commit's version and
+// setup.py, pytest.toml, test files and tests/ folders, byte code (.pyc, __pycache__/),
+// *.dist-info/ and *.egg-info/ (entry points), and in a Python task a new top-level module
+// (at the top or in src/, where it could shadow pytest); package.json, lockfiles, *.test.*
+// and *.spec.* files, test runners' configurations; hidden files and folders; symbolic
+// links, other non-regular files, paths that leave the tree. Those keep the base commit's version and
 // are named in Result.Dropped. Nothing the agent left in its copy is read but through
 // changes, which workspace.Changes made from git's record without following links.
 //
@@ -144,6 +146,11 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		}
 	}
 	keep, dropped := sortChanges(changes, protect)
+	if t.Test.Kind == env.KindPython {
+		var more []workspace.Skipped
+		keep, more = newTopModules(root, keep)
+		dropped = append(dropped, more...)
+	}
 	res.Dropped = dropped
 	if why := screen(keep); why != "" && !o.noScreen {
 		res.Failed = hidden

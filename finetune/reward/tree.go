@@ -91,7 +91,10 @@ var (
 		"go.mod": "go.mod", "go.sum": "go.sum", "go.work": "go.work", "go.work.sum": "go.work.sum",
 		// Python: pytest's configuration and plugins, and what Python imports on its own.
 		"conftest.py": "pytest configuration", "pytest.ini": "pytest configuration",
-		"setup.cfg": "Python configuration", "tox.ini": "Python configuration",
+		// pytest 9 reads pytest.toml before any other configuration: its addopts can load a
+		// plugin of the agent's (-p), which reports every test but frognano's passed.
+		"pytest.toml": "pytest configuration",
+		"setup.cfg":   "Python configuration", "tox.ini": "Python configuration",
 		"pyproject.toml": "Python configuration", "setup.py": "Python configuration",
 		"sitecustomize.py": "imported by Python at start", "usercustomize.py": "imported by Python at start",
 		// JS/TS: the test script, the dependencies.
@@ -122,6 +125,11 @@ func protected(p string) string {
 		if why, ok := protectedDirs[part]; ok && i < len(parts)-1 {
 			return why + " come from the base commit"
 		}
+		if i < len(parts)-1 && (strings.HasSuffix(part, ".dist-info") || strings.HasSuffix(part, ".egg-info")) {
+			// The tree is on PYTHONPATH, and pytest loads the plugins that any
+			// distribution's entry_points.txt there names (group pytest11).
+			return "a package's metadata (its entry points load pytest plugins)"
+		}
 	}
 	if why, ok := protectedNames[base]; ok {
 		return why + " comes from the base commit"
@@ -132,6 +140,10 @@ func protected(p string) string {
 		return "Go tests come from the base commit"
 	case ext == ".pth":
 		return "imported by Python at start"
+	case ext == ".pyc" || ext == ".pyo" || strings.Contains("/"+p, "/__pycache__/"):
+		// Python runs byte code the screen cannot read: a .pyc alone is a module, and an
+		// unchecked hash-based one in __pycache__ is loaded instead of its screened source.
+		return "Python byte code (run in place of the source)"
 	case ext == ".py" && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")):
 		return "Python tests come from the base commit"
 	case isScript(ext) && (strings.Contains(base, ".test.") || strings.Contains(base, ".spec.")):
@@ -151,6 +163,29 @@ func protected(p string) string {
 		}
 	}
 	return ""
+}
+
+// newTopModules drops the Python files of keep that would make a top-level module the
+// base commit does not have, at the top of the tree or of src/ (both on PYTHONPATH, before
+// the environment's packages): a pytest.py or _pytest/ there is imported as pytest itself,
+// a pluggy.py as its plugin manager, which report whatever they like and need none of
+// the constructs the screen refuses. A fix rarely adds a top-level module.
+func newTopModules(root string, keep []kept) (rest []kept, dropped []workspace.Skipped) {
+	for _, k := range keep {
+		if k.Content != nil && strings.HasSuffix(k.Path, ".py") {
+			top, sub, _ := strings.Cut(k.Path, "/")
+			if top == "src" && sub != "" {
+				s, _, _ := strings.Cut(sub, "/")
+				top = "src/" + s
+			}
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(top))); errors.Is(err, fs.ErrNotExist) {
+				dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "a new top-level Python module (it could shadow pytest or what it imports)"})
+				continue
+			}
+		}
+		rest = append(rest, k)
+	}
+	return rest, dropped
 }
 
 func isScript(ext string) bool {

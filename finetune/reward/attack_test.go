@@ -1,0 +1,123 @@
+package reward
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+)
+
+// Attacks found by a review that played the agent (each fools a plain run on the agent's
+// copy, the control), kept apart from the forgeries TestScore and TestScorePython hold
+// because the guards behind the screen do not all stop them alone: each says what does.
+
+// pyPlugin is a pytest plugin that needs no import of pytest: a hook that says it called
+// every test but frognano's, which then pass without running.
+const pyPlugin = `def pytest_pyfunc_call(pyfuncitem):
+    if "frognano" not in pyfuncitem.name:
+        return True
+`
+
+// pyAttacks are pytest forgeries that bring their own harness, or their own code, past
+// the screen's reading of the agent's Python.
+var pyAttacks = []struct {
+	name string
+	edit func(t *testing.T, root string)
+}{
+	{"pytest.py at the top shadows pytest itself", func(t *testing.T, root string) {
+		// A pytest of the agent's: it runs frognano's tests (their file is readable) for
+		// real and reports the others passed, in the report and the progress both.
+		write(t, root, "pytest.py", `import sys
+
+ids = [a for a in sys.argv[1:] if "::" in a]
+report = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--junitxml=")][0]
+cases, failed = [], False
+for i in ids:
+    f, name = i.split("::", 1)
+    ok = True
+    if "frognano" in f:
+        ns = {}
+        exec(open(f).read(), ns)
+        try:
+            ns[name]()
+        except AssertionError:
+            ok = False
+    failed = failed or not ok
+    print(i + (" PASSED" if ok else " FAILED"), file=sys.stderr)
+    body = "" if ok else "<failure message='x'>x</failure>"
+    parts = name.split("::")
+    cls = ".".join([f[:-3].replace("/", ".")] + parts[:-1])
+    cases.append("<testcase classname='%s' name='%s' file='%s' time='0'>%s</testcase>" % (cls, parts[-1], f, body))
+with open(report, "w") as w:
+    w.write("<testsuites><testsuite>" + "".join(cases) + "</testsuite></testsuites>")
+if failed:
+    raise RuntimeError("a test failed")
+`)
+	}},
+	{"pytest.toml (pytest 9) loads a plugin of the agent's", func(t *testing.T, root string) {
+		write(t, root, "pytest.toml", "[pytest]\naddopts = [\"-p\", \"calc_plugin\"]\n")
+		write(t, root, "calc_plugin.py", pyPlugin)
+	}},
+	{"an entry point in a .dist-info folder on the path loads a plugin", func(t *testing.T, root string) {
+		write(t, root, "calc_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: calc-plugin\nVersion: 1.0\n")
+		write(t, root, "calc_plugin-1.0.dist-info/entry_points.txt", "[pytest11]\ncalc_plugin = calc_plugin\n")
+		write(t, root, "calc_plugin.py", pyPlugin)
+	}},
+	{"byte code in __pycache__ that Python loads instead of the screened source", func(t *testing.T, root string) {
+		// An unchecked hash-based .pyc is loaded without a look at its source: the
+		// screened calc/__init__.py stays empty, the code that runs patches pytest.
+		src := filepath.Join(t.TempDir(), "init.py")
+		write(t, filepath.Dir(src), "init.py", pyReportPatch)
+		tag, err := exec.Command("python3", "-c", "import sys; print(sys.implementation.cache_tag)").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pyc := filepath.Join(root, "calc", "__pycache__", "__init__."+strings.TrimSpace(string(tag))+".pyc")
+		if err := os.MkdirAll(filepath.Dir(pyc), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("python3", "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)", src, pyc).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}},
+}
+
+// pyReportPatch makes every report of a test but frognano's a pass (pytest's exit status
+// is 1 all the same, from frognano's failing test).
+const pyReportPatch = `import sys
+
+if "pytest" in sys.modules:
+    import _pytest.reports as reports
+
+    _real = reports.TestReport.from_item_and_call
+
+    def _forged(item, call):
+        rep = _real(item, call)
+        if "frognano" not in item.nodeid:
+            rep.outcome = "passed"
+            rep.longrepr = None
+        return rep
+
+    reports.TestReport.from_item_and_call = _forged
+`
+
+func TestAttacksPython(t *testing.T) {
+	tk := pyTask(t)
+	o := Options{Timeout: time.Minute}
+	for _, a := range pyAttacks {
+		t.Run(a.name, func(t *testing.T) {
+			ws := agentCopy(t, tk)
+			a.edit(t, ws.Root)
+			if r := pyNaive(t, ws.Root); r.Tests[pyAbs].Status != env.Pass || r.Tests[pyScale].Status != env.Pass {
+				t.Fatalf("the attack does not fool a plain pytest run, so this case proves nothing: %+v", r)
+			}
+			if res := score(t, tk, ws, o); res.Reward != 0 || len(res.Passed) == 2 {
+				t.Errorf("forged: reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+			}
+		})
+	}
+}
