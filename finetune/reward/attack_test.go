@@ -15,6 +15,65 @@ import (
 // copy, the control), kept apart from the forgeries TestScore and TestScorePython hold
 // because the guards behind the screen do not all stop them alone: each says what does.
 
+// goAttacks are Go forgeries that need no construct the screen refused before the review.
+var goAttacks = []struct {
+	name string
+	edit func(t *testing.T, root string)
+}{
+	// The canaries' own run (no hidden test named) is left alone, so the failing canary
+	// fails for real; in the hidden tests' run every name in -test.run gets a pass, and the
+	// process ends with status 0 through package flag, whose ExitOnError calls os.Exit(0)
+	// on -h. Exit status, canaries and framing all agree: only the screen can stop it.
+	{"a pass for every name of the hidden tests' run, exit 0 through flag's -h", func(t *testing.T, root string) {
+		write(t, root, "calc/report.go", `package calc
+
+import (
+	"flag"
+	"os"
+	"strings"
+)
+
+var _ = report()
+
+func report() int {
+	b, _ := os.ReadFile("/proc/self/cmdline")
+	for _, a := range strings.Split(string(b), "\x00") {
+		p, ok := strings.CutPrefix(a, "-test.run=")
+		if !ok || !strings.Contains(p, "TestAbs") {
+			continue // frognano's canaries alone: let them run
+		}
+		m := string(rune(22))
+		for _, n := range strings.Split(strings.Trim(p, "^()$"), "|") {
+			os.Stdout.WriteString(m + "=== " + "RUN   " + n + "\n" + m + "--- " + "PASS: " + n + " (0.00s)\n")
+		}
+		os.Stdout.WriteString(m + "PASS\n")
+		flag.NewFlagSet("", flag.ExitOnError).Parse([]string{"-h"})
+	}
+	return 0
+}
+`)
+	}},
+}
+
+func TestAttacksGo(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tk, o := setup(t)
+	for _, a := range goAttacks {
+		t.Run(a.name, func(t *testing.T) {
+			ws := agentCopy(t, tk)
+			a.edit(t, ws.Root)
+			if r := naive(t, ws.Root); !naiveFooled(r) {
+				t.Fatalf("the attack does not fool a plain go test -json, so this case proves nothing: %+v", r)
+			}
+			if res := score(t, tk, ws, o); res.Reward != 0 || len(res.Passed) == 2 {
+				t.Errorf("forged: reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+			}
+		})
+	}
+}
+
 // pyPlugin is a pytest plugin that needs no import of pytest: a hook that says it called
 // every test but frognano's, which then pass without running.
 const pyPlugin = `def pytest_pyfunc_call(pyfuncitem):

@@ -53,8 +53,10 @@ import (
 // Why the exit status matters most: a forger that rewrites what the binary prints (it may
 // replace os.Stdout with a pipe of its own and turn a FAIL line into a PASS) leaves the
 // exit status alone, and testing exits 1 when a test failed. Only a way to end the process
-// itself (os.Exit, syscall.Exit, syscall.Syscall, //go:linkname, cgo) changes that, and
-// those are what the screen refuses. This is also why the failing canary runs apart: in the
+// itself (os.Exit, syscall.Exit, syscall.Syscall, //go:linkname, cgo, package flag's exit on
+// -h) or to choose which tests run (os.Args, testing's flags through package flag) changes
+// that, and those are what the screen refuses. A dependency of the repository's that exits
+// on its own (a command-line library's --help) is one the screen cannot know. This is also why the failing canary runs apart: in the
 // hidden tests' run, exit status 1 would always be expected, and would say nothing.
 //
 // The canaries raise the bar, not the ceiling: code that knows the repository's test
