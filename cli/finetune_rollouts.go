@@ -68,7 +68,7 @@ func runFinetuneRollouts(ctx context.Context, e Env, args []string) int {
 		*out = filepath.Join(cachedir.Dir(), "finetune", "rollouts", hex.EncodeToString(sum[:8]), strings.NewReplacer("/", "_", ":", "_").Replace(*model))
 	}
 	cfg := ollama.Config{Model: *model}.WithDefaults()
-	opts := rollout.Options{Model: *model, Out: *out, Group: *g, Workers: *workers, Score: rollout.RewardScorer(),
+	opts := rollout.Options{Model: *model, Out: *out, Group: *g, Workers: *workers,
 		Agent: agent.Options{NumCtx: cfg.NumCtx, MaxSteps: *maxSteps, Temperature: agent.Temp(*temp),
 			Explain: func(err error) string { return ollama.Explain(err, cfg).Error() }}}
 	for _, h := range strings.Split(*hosts, ",") {

@@ -35,6 +35,9 @@ type Record struct {
 	// must not be trained on, where a reward of 0 would teach it that its work was wrong.
 	Reward *float64 `json:"reward"`
 	Reason string   `json:"reason,omitempty"` // the scorer's words on the reward
+	// Scoring is the scorer's details (finetune/reward's Result: the hidden tests passed
+	// and failed, the changes left out, its timings).
+	Scoring json.RawMessage `json:"scoring,omitempty"`
 	Error  string   `json:"error,omitempty"`
 	Tokens struct {
 		Prompt int `json:"prompt"`

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +29,9 @@ import (
 type Score struct {
 	Reward float64
 	Reason string
+	// Details, when set, go into the record as JSON (Record.Scoring): finetune/reward's
+	// Result, with the hidden tests that passed and failed and the changes it left out.
+	Details any
 }
 
 // Scorer rewards an episode: changes are what the agent changed in its copy of the task
@@ -37,14 +41,16 @@ type Score struct {
 type Scorer func(ctx context.Context, t *task.Task, changes *workspace.Changes) (Score, error)
 
 // RewardScorer scores with finetune/reward.Score: the task's hidden tests on a tree
-// frognano builds from the base commit, the patch and the agent's allowed changes.
-func RewardScorer() Scorer {
+// frognano builds from the base commit, the patch and the agent's allowed changes. (Run's
+// default, Options.Score nil, is the same with o.Trusted set to the runner's layer of each
+// task's base tree.)
+func RewardScorer(o reward.Options) Scorer {
 	return func(ctx context.Context, t *task.Task, changes *workspace.Changes) (Score, error) {
-		res, err := reward.Score(ctx, t, changes, reward.Options{})
+		res, err := reward.Score(ctx, t, changes, o)
 		if err != nil {
 			return Score{}, err
 		}
-		return Score{Reward: res.Reward, Reason: res.Reason}, nil
+		return Score{Reward: res.Reward, Reason: res.Reason, Details: res}, nil
 	}
 }
 
@@ -56,13 +62,14 @@ type Host struct {
 	Workers int
 }
 
-// Options tune [Run]. Model, Out and Score are required.
+// Options tune [Run]. Model and Out are required.
 type Options struct {
 	Model string // the checkpoint, an Ollama model name
 	// Out is the output folder: records, trajectories and group summaries. A run with the
 	// Out of an earlier one resumes it.
 	Out string
-	// Score rewards each episode. (finetune/reward.Score once it is built.)
+	// Score rewards each episode; default finetune/reward.Score (RewardScorer), on the
+	// trusted Go build cache layer the episodes used.
 	Score Scorer
 	// Group is G, the episodes per task (default 8).
 	Group int
@@ -100,8 +107,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Model == "" || o.Out == "" || o.Score == nil {
-		return o, errors.New("rollout: Run needs a Model, an Out folder and a Scorer")
+	if o.Model == "" || o.Out == "" {
+		return o, errors.New("rollout: Run needs a Model and an Out folder")
 	}
 	if o.Group <= 0 {
 		o.Group = 8
@@ -386,8 +393,8 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
 	}
 	src, err := r.source(ctx, j.g)
+	var trusted string // the trusted layer of a Go task's base tree, for the reward too
 	if err == nil && t.Test.Kind == "go" && !r.opts.SharedGoCache {
-		var trusted string
 		if trusted, err = r.trusted(ctx, src); err == nil {
 			ao.GoCache = &gocache.Layers{Trusted: trusted, Scratch: filepath.Join(work, "gocache")}
 		}
@@ -422,7 +429,11 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 		return res.Exit == agent.ExitModelError
 	}
 	t0 := time.Now()
-	score, err := r.opts.Score(ctx, t, res.Changes)
+	scorer := r.opts.Score
+	if scorer == nil {
+		scorer = RewardScorer(reward.Options{Trusted: trusted})
+	}
+	score, err := scorer(ctx, t, res.Changes)
 	rec.Timings.Score = time.Since(t0).Seconds()
 	if ctx.Err() != nil {
 		os.Remove(traj)
@@ -433,6 +444,12 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 		return false
 	}
 	rec.Reward, rec.Reason = &score.Reward, score.Reason
+	if score.Details != nil {
+		if rec.Scoring, err = json.Marshal(score.Details); err != nil {
+			r.fail(ctx, rec, fmt.Errorf("scoring: %w", err))
+			return false
+		}
+	}
 	r.write(rec)
 	return false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/frognano/frognano/agent"
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/reward"
 	"github.com/frognano/frognano/finetune/rollout"
 	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/internal/gitcmd"
@@ -383,7 +384,9 @@ func TestOllamaDiesIsAnError(t *testing.T) {
 
 // TestGoTaskBuildsOnTheTrustedCache: a Go task's episode builds with a new scratch layer
 // over the trusted layer of the task's base tree, which the runner built once in
-// GoCacheDir (read-only, sealed); the model's `go test` runs there and passes after its fix.
+// GoCacheDir (read-only, sealed); the model's `go test` runs there and passes after its fix;
+// the default scorer, finetune/reward.Score on the same layer, rewards it 1 and its result
+// (the hidden test passed) is in the record.
 func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -397,18 +400,20 @@ func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
 		fixTurn, toolTurn("Bash", map[string]any{"command": "go env GOCACHEPROG; go test ./..."}), {Content: "Fixed."}}})
 	tk := calcTask(t)
 	out, layers := t.TempDir(), t.TempDir()
-	var mu sync.Mutex
-	calls := 0
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	if _, err := rollout.Run(ctx, []*task.Task{tk}, rollout.Options{Model: "policy-gocache:1", Out: out,
-		Score: hiddenTests(t, &calls, &mu), Group: 1, Agent: agentOpt, GoCacheDir: layers,
+		Group: 1, Agent: agentOpt, GoCacheDir: layers,
 		Hosts: []rollout.Host{{Name: "shared", Model: srv.Client}}, WorkDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	r := records(t, out, tk.ID, 1)[0]
 	if !r.Trainable() || *r.Reward != 1 {
-		t.Fatalf("reward %v, error %q", r.Reward, r.Error)
+		t.Fatalf("reward %v (%s), error %q, scoring %s", r.Reward, r.Reason, r.Error, r.Scoring)
+	}
+	var scoring reward.Result
+	if err := json.Unmarshal(r.Scoring, &scoring); err != nil || !slices.Equal(scoring.Passed, tk.FailToPass) {
+		t.Errorf("the record's scoring %s (%v): want the hidden test passed", r.Scoring, err)
 	}
 	b, err := os.ReadFile(filepath.Join(out, r.Trajectory))
 	if err != nil {
@@ -421,5 +426,5 @@ func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("%d trusted layers built, want 1 (the base tree's)", len(ents))
 	}
-	t.Logf("trusted layer %s built; episode %.1f s (setup %.1f s)", ents[0].Name(), r.Timings.Total, r.Timings.Setup)
+	t.Logf("trusted layer %s built; episode %.1f s (setup %.1f s, agent %.1f s, reward %.1f s)", ents[0].Name(), r.Timings.Total, r.Timings.Setup, r.Timings.Agent, r.Timings.Score)
 }
