@@ -6,6 +6,7 @@ package nvim
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/demo"
+	"github.com/frognano/frognano/finetune/gate"
+	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
@@ -145,8 +148,10 @@ func TestNeovimFixFailingTest(t *testing.T) {
 	for i, nv := range nvims {
 		t.Run(nv.version, func(t *testing.T) {
 			dir := project(t)
+			cache, model := fineTuned(t, srv, dir, "fixer")
 			html := filepath.Join(t.TempDir(), "preview.html")
 			report := run(t, nv, "test/fix_test.lua",
+				"FROGNANO_CACHE="+cache, // after run's own: the last one counts
 				"OLLAMA_HOST="+srv.Host,
 				"FROGNANO_MODEL=fixer",
 				"FROGNANO_NUM_CTX=16384",
@@ -155,7 +160,8 @@ func TestNeovimFixFailingTest(t *testing.T) {
 				"FROGNANO_TEST_HTML="+html,
 				"PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"),
 			)
-			for _, want := range []string{"actions: Fix failing test TestAdd (quickfix.frognano.fixTest)", "calc.go: ", "return a + b", "health: "} {
+			for _, want := range []string{"actions: Fix failing test TestAdd (quickfix.frognano.fixTest)", "calc.go: ", "return a + b", "health: ",
+				"status: FrogNano: attached", "; model " + model + " (fine-tuned from fixer, step 1); Ollama ok"} {
 				if !strings.Contains(report, want) {
 					t.Errorf("report lacks %q", want)
 				}
@@ -172,6 +178,40 @@ func TestNeovimFixFailingTest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fineTuned does what fine-tuning does for the repository dir, through the real registry:
+// the model of step 1 (the demo's scripted episode again, so the fix still works) is
+// imported and accepted by the gate, and is then in use in place of base. It returns the
+// cache folder holding the registry (FROGNANO_CACHE) and the model's name.
+func fineTuned(t *testing.T, srv *ollamatest.Server, dir, base string) (cache, model string) {
+	t.Helper()
+	ctx := context.Background()
+	cache = t.TempDir()
+	repo, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(ctx, registry.Options{Repo: repo, Client: srv.Client, Host: "http://" + srv.Host, Base: base,
+		StateDir: filepath.Join(cache, "finetune", "models")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reg.Import(ctx, 1, func(_ context.Context, name string) error {
+		srv.Scripted(name, modelgen.Qwen3, demo.Script())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := map[string]gate.Result{}
+	for i := range 30 {
+		same[fmt.Sprint("task-", i)] = gate.Result{Successes: 4, Attempts: 8}
+	}
+	if v, err := reg.Judge(ctx, m.Name, "", same, same, gate.DefaultRule()); err != nil || !v.Accept {
+		t.Fatalf("judging %s: %+v %v", m.Name, v, err)
+	}
+	return cache, m.Name
 }
 
 // screenshot renders the preview page with headless Chromium (when installed) into

@@ -312,11 +312,14 @@ function M.command(fargs)
     local client = M.client(bufnr)
     local lines = { client and ('attached (client ' .. client.id .. ', root ' .. (client.config.root_dir or '?') .. ')') or 'not attached' }
     if client then
-      -- frognano/status: the model, and whether Ollama answers and has it.
+      -- frognano/status: the model (fine-tuned or not), and whether Ollama answers and has it.
       local resp = compat.request_sync(client, 'frognano/status', vim.empty_dict(), 4000, bufnr)
       local st = resp and resp.result
       if st then
-        table.insert(lines, 'model ' .. st.model .. (st.modelPresent and '' or ' (not installed)'))
+        -- fineTuned: runs use the model fine-tuning made for this repository, not its base.
+        local ft = type(st.fineTuned) == 'table' and st.fineTuned or nil
+        local origin = ft and (' (fine-tuned from ' .. ft.base .. ', step ' .. ft.step .. ')') or ''
+        table.insert(lines, 'model ' .. st.model .. origin .. (st.modelPresent and '' or ' (not installed)'))
         table.insert(lines, 'Ollama ' .. st.ollama .. (st.ollamaVersion and (' ' .. st.ollamaVersion) or '') .. ' at ' .. st.ollamaHost)
         if st.problem then
           table.insert(lines, st.problem)
