@@ -11,7 +11,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { CrashCounter, effectiveModel, initializationOptions, serverCommand, serverSettings, ServerStatus, statusText, StatusState, workspaceLine } from './logic';
+import { CrashCounter, effectiveModel, initializationOptions, modelLine, serverCommand, serverSettings, ServerStatus, statusText, StatusState, workspaceLine } from './logic';
 import { Middleware, RunProgressFeature } from './progress';
 
 export const section = 'frognano';
@@ -179,7 +179,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   describe(): string {
-    const lines = [`server: ${this.serverState}${this.client?.initializeResult?.serverInfo?.version ? ` (frognano ${this.client.initializeResult.serverInfo.version})` : ''}`, `model: ${this.model()}`];
+    const lines = [`server: ${this.serverState}${this.client?.initializeResult?.serverInfo?.version ? ` (frognano ${this.client.initializeResult.serverInfo.version})` : ''}`, `model: ${modelLine(this.model(), this.backend)}`];
     if (this.backend) {
       lines.push(`ollama: ${this.backend.ollama}${this.backend.ollamaVersion ? ' ' + this.backend.ollamaVersion : ''} at ${this.backend.ollamaHost}`);
       if (this.backend.problem) lines.push(this.backend.problem);

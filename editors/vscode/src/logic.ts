@@ -139,6 +139,20 @@ export interface ServerStatus {
   running: string[];
   /** The folder's watching, once a run started it (lsp/fresh.go FreshStatus). */
   workspace?: WorkspaceStatus;
+  /** Set when runs use the model fine-tuning made for this repository (then `model`) in place of the configured one, its base (lsp/model.go FineTuned). */
+  fineTuned?: FineTuned;
+}
+
+export interface FineTuned {
+  model: string;
+  step: number;
+  base: string;
+}
+
+/** The model runs use, in words: the fine-tuned one names its base and step. */
+export function modelLine(model: string, backend: ServerStatus | undefined): string {
+  const ft = backend?.fineTuned;
+  return ft ? `${ft.model} (fine-tuned from ${ft.base}, step ${ft.step})` : model;
 }
 
 export interface WorkspaceStatus {
@@ -180,9 +194,10 @@ export function statusText(s: StatusState): { text: string; tooltip: string } {
       if (s.backend && !s.backend.modelPresent) {
         return { text: `$(warning) ${s.model}: not installed`, tooltip: s.backend.problem ?? `Ollama has no model ${s.model}` };
       }
+      // A fine-tuned model's name is a hash: the bar names its base and step instead.
       return {
-        text: `$(hubot) ${s.model}`,
-        tooltip: `FrogNano server running, model ${s.model}` + (s.backend ? `, Ollama ${s.backend.ollamaVersion ?? ''} at ${s.backend.ollamaHost}` : ''),
+        text: s.backend?.fineTuned ? `$(hubot) ${s.backend.fineTuned.base} · fine-tuned step ${s.backend.fineTuned.step}` : `$(hubot) ${s.model}`,
+        tooltip: `FrogNano server running, model ${modelLine(s.model, s.backend)}` + (s.backend ? `, Ollama ${s.backend.ollamaVersion ?? ''} at ${s.backend.ollamaHost}` : ''),
       };
     case 'starting':
       return { text: `$(sync~spin) ${s.model}`, tooltip: `FrogNano server starting, model ${s.model}` };

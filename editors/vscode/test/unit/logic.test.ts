@@ -10,6 +10,7 @@ import {
   CrashCounter,
   effectiveModel,
   initializationOptions,
+  modelLine,
   onlyKinds,
   pickAction,
   serverCommand,
@@ -143,6 +144,16 @@ describe('statusText', () => {
     assert.match(down.text, /\$\(warning\) fixer: Ollama unreachable/);
     assert.equal(down.tooltip, 'Ollama is not reachable at …');
     assert.match(statusText({ model: 'fixer', server: 'running', runs: [], backend: { ...backend, modelPresent: false } }).text, /not installed/);
+  });
+  test('the fine-tuned model from frognano/status', () => {
+    const backend = {
+      ollamaHost: 'http://127.0.0.1:11434', model: 'frognano-ft-0123456789ab:step-3', ollama: 'ok' as const, ollamaVersion: '0.17.4', modelPresent: true, running: [],
+      fineTuned: { model: 'frognano-ft-0123456789ab:step-3', step: 3, base: 'frognano:4b' },
+    };
+    const st = statusText({ model: 'frognano:4b', server: 'running', runs: [], backend });
+    assert.equal(st.text, '$(hubot) frognano:4b · fine-tuned step 3');
+    assert.match(st.tooltip, /^FrogNano server running, model frognano-ft-0123456789ab:step-3 \(fine-tuned from frognano:4b, step 3\), Ollama 0\.17\.4/);
+    assert.equal(modelLine('frognano:4b', { ...backend, fineTuned: undefined }), 'frognano:4b');
   });
   test('model when running; error when stopped', () => {
     assert.match(statusText({ model: 'fixer', server: 'running', runs: [] }).text, /fixer/);
