@@ -71,7 +71,10 @@ function freePort() {
 }
 
 // --- a fresh VS Code profile with the extension installed -------------------------------
-const work = mkdtempSync(join(tmpdir(), 'frognano-e2e-'));
+// FROGNANO_E2E_WORK fixes the folder, so that the caller can make fine-tuning's registry for
+// the project's path (FROGNANO_E2E_FINETUNED below) before the run.
+const work = process.env.FROGNANO_E2E_WORK || mkdtempSync(join(tmpdir(), 'frognano-e2e-'));
+mkdirSync(work, { recursive: true });
 // A copy of the project: VS Code saves files a refactoring changed (files.refactoring.autoSave),
 // and the caller's project stays as it was, ready for another run.
 const project = join(work, 'project');
@@ -140,7 +143,13 @@ const cs = spawn(
   codeServer,
   ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
     '--user-data-dir', userData, '--extensions-dir', extensions, '--config', config, project],
-  { detached: true, stdio: ['ignore', 'pipe', 'pipe'] }, // its own process group: killed whole at the end
+  {
+    detached: true, // its own process group: killed whole at the end
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // The language server the extension starts inherits this: FROGNANO_E2E_LSP_CACHE is where it
+    // finds fine-tuning's registry (its FROGNANO_CACHE), apart from the cache code-server is in.
+    env: process.env.FROGNANO_E2E_LSP_CACHE ? { ...process.env, FROGNANO_CACHE: process.env.FROGNANO_E2E_LSP_CACHE } : process.env,
+  },
 );
 for (const s of [cs.stdout, cs.stderr]) s.on('data', (b) => writeFileSync(serverLog, b, { flag: 'a' }));
 
@@ -304,6 +313,19 @@ try {
   log(`calc.go in the editor:\n${text}`);
   const disk = readFileSync(join(project, 'calc.go'), 'utf8');
   log(`calc.go on disk: ${disk.includes('return a + b') ? 'saved with the fix (files.refactoring.autoSave)' : 'not saved yet'}`);
+  // --- the model in the status bar: FROGNANO_E2E_FINETUNED names the fine-tuned model (step 1 of
+  // FROGNANO_MODEL) that the caller's registry has in use, and the bar says so once the run is over.
+  const fineTuned = process.env.FROGNANO_E2E_FINETUNED;
+  const model = process.env.FROGNANO_MODEL ?? '';
+  if (fineTuned) {
+    const want = `${model} · fine-tuned step 1`;
+    const bar = await until(`"${want}" in the status bar`, 60_000, async () => {
+      const t = norm(await statusbar.innerText().catch(() => ''));
+      return t.includes(want) && t;
+    }, 500);
+    log(`status bar: ${bar.replace(/\n/g, ' | ')}`);
+  }
+  const modelLine = fineTuned ? `model: ${fineTuned} (fine-tuned from ${model}, step 1)` : `model: ${model}`;
   // --- an extension command from the palette: FrogNano: Show status ------------------------
   await until('"FrogNano: Show status" to answer', 30_000, async () => {
     await page.keyboard.press('Escape');
@@ -317,7 +339,7 @@ try {
     await status.first().waitFor({ timeout: 5000 }).catch(() => {});
     const text = norm(await status.first().innerText().catch(() => ''));
     if (text) log(`status: ${text.replace(/\n/g, ' ')}`);
-    return text.includes(`model: ${process.env.FROGNANO_MODEL ?? ''}`);
+    return text.includes(modelLine);
   }, 500);
   await page.screenshot({ path: join(out, 'status.png') });
   checkHostile('the end');
