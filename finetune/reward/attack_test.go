@@ -126,6 +126,10 @@ if failed:
 		write(t, root, "calc_plugin-1.0.dist-info/entry_points.txt", "[pytest11]\ncalc_plugin = calc_plugin\n")
 		write(t, root, "calc_plugin.py", pyPlugin)
 	}},
+	{"the patch read from a file the screen does not read, and exec'd", func(t *testing.T, root string) {
+		write(t, root, "calc/payload.txt", pyReportPatch)
+		write(t, root, "calc/__init__.py", "import os\n\nwith open(os.path.join(os.path.dirname(__file__), \"payload.txt\")) as f:\n    exec(f.read())\n")
+	}},
 	{"byte code in __pycache__ that Python loads instead of the screened source", func(t *testing.T, root string) {
 		// An unchecked hash-based .pyc is loaded without a look at its source: the
 		// screened calc/__init__.py stays empty, the code that runs patches pytest.

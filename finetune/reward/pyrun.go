@@ -32,9 +32,11 @@ import (
 // was not there); a failing canary in the hidden tests' run catches it. A patch of one
 // writer only (the JUnit report) leaves the progress lines to disagree. A forger that
 // spares frognano's tests (their file is readable) and patches both still gets past, and
-// only the screen (an import of pytest or _pytest, sys.exit, os._exit in the agent's code)
-// refuses it; Python is dynamic enough (__import__ of a built string) that a determined
-// forger gets past a screen of the text too.
+// only the screen (an import of pytest or _pytest, sys.exit, os._exit, exec and its kin in
+// the agent's code) refuses it; Python is dynamic enough (getattr with a built string) that
+// a determined forger gets past a screen of the text too. What would carry code past the
+// screen whole stays the base's (tree.go): byte code, a module that shadows pytest, a
+// plugin named by pytest.toml or an entry point.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's
 // repository (its virtual environment).
