@@ -88,7 +88,9 @@ type Result struct {
 // testdata/, *_test.go; conftest.py, pytest.ini, setup.cfg, tox.ini, pyproject.toml,
 // setup.py, pytest.toml, test files and tests/ folders, byte code (.pyc, __pycache__/),
 // *.dist-info/ and *.egg-info/ (entry points), and in a Python task a new top-level module
-// (at the top or in src/, where it could shadow pytest); package.json, lockfiles, *.test.*
+// (at the top or in src/, where it could shadow pytest), in a Go task a test helper
+// package's files (a folder named test…) unless the hidden tests or the task's patch are
+// there; package.json, lockfiles, *.test.*
 // and *.spec.* files, test runners' configurations; hidden files and folders; symbolic
 // links, other non-regular files, paths that leave the tree. Those keep the base commit's version and
 // are named in Result.Dropped. Nothing the agent left in its copy is read but through
@@ -146,11 +148,13 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		}
 	}
 	keep, dropped := sortChanges(changes, protect)
+	var helpers []workspace.Skipped
 	if t.Test.Kind == env.KindPython {
-		var more []workspace.Skipped
-		keep, more = newTopModules(root, keep)
-		dropped = append(dropped, more...)
+		keep, helpers = newTopModules(root, keep)
+	} else if module, err := modulePath(root); err == nil {
+		keep, helpers = testHelpers(keep, t.Patch, module, hidden)
 	}
+	dropped = append(dropped, helpers...)
 	res.Dropped = dropped
 	if why := screen(keep); why != "" && !o.noScreen {
 		res.Failed = hidden

@@ -83,7 +83,8 @@ func TestSortChanges(t *testing.T) {
 	left := []string{"go.mod", "sub/go.mod", "go.sum", "go.work", "vendor/x/y.go", "calc/calc_test.go", "calc/testdata/golden",
 		"conftest.py", "tests/conftest.py", "pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml", "pkg/test_m.py", "pkg/m_test.py",
 		"tests/helpers.py", "usercustomize.py", "x.pth", "package.json", "package-lock.json", "yarn.lock", "src/a.test.ts",
-		"src/__tests__/a.js", "jest.config.js", "vitest.config.mts", ".frognano/finetune.json", ".github/x.yml", "node_modules/a/index.js"}
+		"src/__tests__/a.js", "jest.config.js", "vitest.config.mts", ".frognano/finetune.json", ".github/x.yml", "node_modules/a/index.js",
+		"pytest.toml", "calc/__pycache__/calc.cpython-311.pyc", "calc/evil.pyc", "calc_plugin-1.0.dist-info/entry_points.txt", "x.egg-info/entry_points.txt"}
 	var c workspace.Changes
 	for _, p := range append(append([]string{}, taken...), left...) {
 		c.Files = append(c.Files, file(p))
@@ -104,6 +105,43 @@ func TestSortChanges(t *testing.T) {
 	}
 	if len(dropped) != len(left)+2 { // the link, and the rename's test file
 		t.Errorf("dropped %d, want %d: %v", len(dropped), len(left)+2, dropped)
+	}
+}
+
+// The agent's Go files in a test helper package stay the base's, unless the bug or the
+// hidden tests are there; a Python file that would add a top-level module is left out.
+func TestHelpersAndTopModules(t *testing.T) {
+	keep := []kept{{Path: "calc/calc.go", Content: []byte{}}, {Path: "internal/testutil/assert.go", Content: []byte{}},
+		{Path: "testing/fake.go", Content: []byte{}}, {Path: "testkit/kit.go", Content: []byte{}},
+		{Path: "internal/testutil/data.json", Content: []byte{}}, {Path: "latest/l.go", Content: []byte{}}}
+	patch := "--- a/testkit/kit.go\n+++ b/testkit/kit.go\n@@ -1 +1 @@\n-x\n+y\n"
+	rest, dropped := testHelpers(keep, patch, "example.com/r", []string{"example.com/r/testing TestFake", "example.com/r/calc TestAbs"})
+	var got []string
+	for _, k := range rest {
+		got = append(got, k.Path)
+	}
+	if want := "calc/calc.go testing/fake.go testkit/kit.go internal/testutil/data.json latest/l.go"; strings.Join(got, " ") != want || len(dropped) != 1 {
+		t.Errorf("kept %v, dropped %v", got, dropped)
+	}
+
+	root := t.TempDir()
+	for _, d := range []string{"calc", "src/pkg"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep = nil
+	for _, p := range []string{"calc/fix.py", "src/pkg/m.py", "pytest.py", "_pytest/__init__.py", "src/pluggy.py", "src/new/x.py", "notes.txt"} {
+		keep = append(keep, kept{Path: p, Content: []byte{}})
+	}
+	keep = append(keep, kept{Path: "old.py"}) // a deletion adds nothing
+	rest, dropped = newTopModules(root, keep)
+	got = nil
+	for _, k := range rest {
+		got = append(got, k.Path)
+	}
+	if want := "calc/fix.py src/pkg/m.py notes.txt old.py"; strings.Join(got, " ") != want || len(dropped) != 4 {
+		t.Errorf("kept %v, dropped %v", got, dropped)
 	}
 }
 

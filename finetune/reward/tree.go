@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
 )
 
@@ -186,6 +187,48 @@ func newTopModules(root string, keep []kept) (rest []kept, dropped []workspace.S
 		rest = append(rest, k)
 	}
 	return rest, dropped
+}
+
+// testHelpers drops the agent's Go files in the repository's test helper packages (a
+// folder named test…: testutil, internal/testhelpers), whose code the tests run to judge
+// the code under test: an assert.Equal made to succeed always passes every test that uses
+// it. A helper package that holds hidden tests, or that the task's patch changed (its bug
+// is there), stays the agent's to fix.
+func testHelpers(keep []kept, patch, module string, hidden []string) (rest []kept, dropped []workspace.Skipped) {
+	mine := map[string]bool{}
+	for _, id := range hidden {
+		pkg, _ := env.SplitID(id)
+		if pkg == module {
+			mine["."] = true
+		} else if rel, ok := strings.CutPrefix(pkg, module+"/"); ok {
+			mine[rel] = true
+		}
+	}
+	for _, l := range strings.Split(patch, "\n") {
+		for _, pre := range []string{"--- a/", "+++ b/"} {
+			if p, ok := strings.CutPrefix(l, pre); ok {
+				mine[path.Dir(strings.TrimRight(p, "\t\r"))] = true
+			}
+		}
+	}
+	for _, k := range keep {
+		dir := path.Dir(k.Path)
+		if strings.HasSuffix(k.Path, ".go") && !mine[dir] && helperDir(dir) {
+			dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "a test helper package comes from the base commit"})
+			continue
+		}
+		rest = append(rest, k)
+	}
+	return rest, dropped
+}
+
+func helperDir(dir string) bool {
+	for _, part := range strings.Split(dir, "/") {
+		if strings.HasPrefix(strings.ToLower(part), "test") {
+			return true
+		}
+	}
+	return false
 }
 
 func isScript(ext string) bool {
