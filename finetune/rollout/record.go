@@ -26,7 +26,8 @@ type Record struct {
 	Episode int    `json:"episode"` // 0 … G-1 within the task's group
 	Model   string `json:"model"`
 	Host    string `json:"host"` // the Ollama server it ran on
-	// Trajectory is the agent's JSON Lines file, relative to the output folder.
+	// Trajectory is the agent's JSON Lines file, relative to the output folder; empty when
+	// the episode failed before it began.
 	Trajectory string     `json:"trajectory"`
 	Exit       agent.Exit `json:"exit,omitempty"`
 	Steps      int        `json:"steps"`

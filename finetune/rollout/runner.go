@@ -461,6 +461,9 @@ func (r *runner) fail(ctx context.Context, rec *Record, err error) {
 		return
 	}
 	rec.Error = err.Error()
+	if _, serr := os.Lstat(filepath.Join(r.opts.Out, rec.Trajectory)); serr != nil {
+		rec.Trajectory = "" // the episode failed before its trajectory began
+	}
 	r.write(rec)
 }
 
@@ -470,7 +473,9 @@ func (r *runner) write(rec *Record) {
 	if err := writeJSON(recordPath(r.opts.Out, rec.Task, rec.Episode), rec); err != nil {
 		// Without its record the episode counts as unfinished, and a later run redoes it;
 		// its trajectory goes too, so nothing half-done is left.
-		os.Remove(filepath.Join(r.opts.Out, rec.Trajectory))
+		if rec.Trajectory != "" {
+			os.Remove(filepath.Join(r.opts.Out, rec.Trajectory))
+		}
 		rec.Error = fmt.Sprintf("writing the record: %v", err)
 		rec.Reward = nil
 		r.mu.Lock()
