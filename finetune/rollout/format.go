@@ -13,7 +13,8 @@
 // turn; an episode that disagrees anywhere is refused with a [*Mismatch] that says where.
 //
 // Entry points: [Run], [FormatOf] (the chat format of a model, from Ollama's Show), [Read] (a
-// trajectory file) and [Build] (its rollouts, tokenized by the trainer).
+// trajectory file), [Build] (its rollouts, tokenized by the trainer) and [BuildGroup] (a
+// finished group of Run's).
 package rollout
 
 import (
