@@ -39,8 +39,8 @@ type Record struct {
 	// Scoring is the scorer's details (finetune/reward's Result: the hidden tests passed
 	// and failed, the changes left out, its timings).
 	Scoring json.RawMessage `json:"scoring,omitempty"`
-	Error  string   `json:"error,omitempty"`
-	Tokens struct {
+	Error   string          `json:"error,omitempty"`
+	Tokens  struct {
 		Prompt int `json:"prompt"`
 		Output int `json:"output"`
 	} `json:"tokens"`
