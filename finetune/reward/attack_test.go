@@ -184,3 +184,31 @@ func TestAttacksPython(t *testing.T) {
 		})
 	}
 }
+
+// An agent's tree that frognano cannot lay as it is must give a reward, not an error: an
+// error is recorded as frognano's failure, with no reward, so a model that learned to
+// cause one would never see the 0 its episode earned.
+func TestAttackScoringError(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tk, o := setup(t)
+	ws := agentCopy(t, tk)
+	// The folder calc made a file; its testdata/ stays the base's, so the folder cannot go.
+	if err := os.RemoveAll(filepath.Join(ws.Root, "calc")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws.Root, "calc", "not a folder\n")
+	ch, err := ws.Changes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Score(t.Context(), tk, ch, o)
+	if err != nil {
+		t.Fatalf("Score: %v", err)
+	}
+	if res.Reward != 0 {
+		t.Errorf("reward %v (%s)", res.Reward, res.Reason)
+	}
+	t.Logf("reason %q, dropped %v", res.Reason, res.Dropped)
+}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
@@ -241,48 +242,60 @@ func isScript(ext string) bool {
 
 // lay writes the kept changes into the evaluation tree at root, which frognano exported:
 // never through a link (a folder of the base commit may be one), never outside root. A
-// change below a linked folder is left out.
+// change below a linked folder is left out, and so is one the tree's shape refuses (a file
+// where a folder of the base stays, with files the agent may not remove): the agent made
+// that tree, and it must earn a reward (an error is frognano's failure, with none).
 func lay(root string, keep []kept) (dropped []workspace.Skipped, err error) {
 	for _, k := range keep {
-		p := filepath.Join(root, filepath.FromSlash(k.Path))
 		if err := realParents(root, k.Path); errors.Is(err, errLinkedFolder) {
 			dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "below a symbolic link of the base commit"})
 			continue
 		} else if err != nil {
 			return nil, err
 		}
-		if k.Content == nil {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
+		err := layOne(root, k)
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) {
+			dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "does not fit the tree: " + err.Error()})
 			continue
-		}
-		// Every existing folder on the way is a real one (checked above), so MkdirAll
-		// follows no link.
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		// Remove first: what lies there may be a link, which a plain write would follow.
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		perm := os.FileMode(0o644)
-		if k.Mode == workspace.ModeExec {
-			perm = 0o755
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err != nil {
-			return nil, err
-		}
-		_, err = f.Write(k.Content)
-		if cerr := f.Close(); err == nil {
-			err = cerr
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return dropped, nil
+}
+
+// layOne writes (or removes) one kept change under root, whose folders on the way are real.
+func layOne(root string, k kept) error {
+	p := filepath.Join(root, filepath.FromSlash(k.Path))
+	if k.Content == nil {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	// Every existing folder on the way is a real one (checked by realParents), so
+	// MkdirAll follows no link.
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	// Remove first: what lies there may be a link, which a plain write would follow.
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	perm := os.FileMode(0o644)
+	if k.Mode == workspace.ModeExec {
+		perm = 0o755
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(k.Content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // errLinkedFolder: a change below a folder that is a link in the base commit.
