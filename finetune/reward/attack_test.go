@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
 )
 
 // Attacks found by a review that played the agent (each fools a plain run on the agent's
@@ -72,6 +73,8 @@ func TestAttacksGo(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a tree frognano cannot lay as it is", func(t *testing.T) { attackScoringError(t, tk, o) })
+	t.Run("memory", func(t *testing.T) { attackMemory(t, tk, o) })
 }
 
 // pyPlugin is a pytest plugin that needs no import of pytest: a hook that says it called
@@ -188,11 +191,7 @@ func TestAttacksPython(t *testing.T) {
 // An agent's tree that frognano cannot lay as it is must give a reward, not an error: an
 // error is recorded as frognano's failure, with no reward, so a model that learned to
 // cause one would never see the 0 its episode earned.
-func TestAttackScoringError(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
-	tk, o := setup(t)
+func attackScoringError(t *testing.T, tk *task.Task, o Options) {
 	ws := agentCopy(t, tk)
 	// The folder calc made a file; its testdata/ stays the base's, so the folder cannot go.
 	if err := os.RemoveAll(filepath.Join(ws.Root, "calc")); err != nil {
@@ -211,4 +210,17 @@ func TestAttackScoringError(t *testing.T) {
 		t.Errorf("reward %v (%s)", res.Reward, res.Reason)
 	}
 	t.Logf("reason %q, dropped %v", res.Reason, res.Dropped)
+}
+
+// The code under test runs with the agent commands' memory limit: without one, code that
+// takes all of the machine's memory in the reward's run brings the out-of-memory killer
+// onto whatever else runs there (Ollama, the trainer). Here a fix that also reserves 9 GiB
+// (untouched, so this test costs no memory) must end in out of memory, not reward 1.
+func attackMemory(t *testing.T, tk *task.Task, o Options) {
+	ws := agentCopy(t, tk)
+	write(t, ws.Root, "calc/calc.go", strings.Replace(calcGo, "func Max(a, b int) int {\n", "var hog []byte\n\nfunc Max(a, b int) int {\n\thog = make([]byte, 9<<30)\n", 1))
+	res := score(t, tk, ws, o)
+	if res.Reward != 0 {
+		t.Errorf("reward %v (%s): the 9 GiB were granted", res.Reward, res.Reason)
+	}
 }

@@ -94,7 +94,7 @@ func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, re
 	defer func() { res.Test = time.Since(start) }()
 
 	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-test")}
-	opts := sandbox.Options{ReadOnly: []string{root, filepath.Join(tmp, "bin")}, Limits: &sandbox.Limits{Output: 48 << 20}}
+	opts := sandbox.Options{ReadOnly: []string{root, filepath.Join(tmp, "bin")}, Limits: runLimits(48 << 20)}
 	if err := layers.Sandbox(&opts, o.Exe); err != nil {
 		return nil, "", "", err
 	}
@@ -322,7 +322,7 @@ func testPackageName(dir string) (string, error) {
 // into tmp/bin, where the test run can only read it.
 func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) error {
 	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-build")}
-	opts := sandbox.Options{Limits: &sandbox.Limits{Output: 1 << 20}}
+	opts := sandbox.Options{Limits: runLimits(1 << 20)}
 	if err := layers.Sandbox(&opts, o.Exe); err != nil {
 		return err
 	}
@@ -388,6 +388,16 @@ func newRunner(ctx context.Context, opts sandbox.Options) (*sandbox.Runner, erro
 		return nil, fmt.Errorf("%w; this machine's is %s: install bubblewrap and check with `frognano doctor`", ErrUnconfined, iso.Summary())
 	}
 	return r, nil
+}
+
+// runLimits are the agent commands' limits (sandbox.DefaultLimits) with output as the
+// output cap. Memory must be set: a Limits' zero Memory means none, and the code under
+// test could then take all of the machine's memory, and with it Ollama or the trainer
+// (measured: a 9 GiB allocation in the code under test was granted).
+func runLimits(output int) *sandbox.Limits {
+	l := sandbox.DefaultLimits()
+	l.Output = output
+	return &l
 }
 
 // ErrUnconfined: rewards need the bubblewrap sandbox, the only one that keeps the trusted
