@@ -33,9 +33,9 @@ import (
 // writer only (the JUnit report) leaves the progress lines to disagree. A forger that
 // spares frognano's tests (their file is readable) and patches both still gets past, and
 // only the screen (an import of pytest or _pytest, sys.exit, os._exit, exec and its kin in
-// the agent's code) refuses it; Python is dynamic enough (getattr with a built string, or
-// os.dup2 of a pipe of its own onto the descriptors of the report and the progress, whose
-// lines it then rewrites) that a determined forger gets past a screen of the text too. What would carry code past the
+// the agent's code, and os.dup2 or os.close of the descriptors pytest reports on, which a
+// pipe of the agent's behind them rewrites) refuses it; Python is dynamic enough (getattr
+// with a built string) that a determined forger gets past a screen of the text too. What would carry code past the
 // screen whole stays the base's (tree.go): byte code, a module that shadows pytest, a
 // plugin named by pytest.toml or an entry point.
 

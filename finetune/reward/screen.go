@@ -182,6 +182,12 @@ var pyPatterns = []struct {
 	{regexp.MustCompile(`\bgc\s*\.\s*get_(objects|referrers|referents)\b`), "gc.get_objects"},
 	{regexp.MustCompile(`\bsys\s*\.\s*_getframe\b|\binspect\s*\.\s*(stack|currentframe|getouterframes)\b|\.f_back\b`), "the caller's frames"},
 	{regexp.MustCompile(`\bctypes\b`), "ctypes"},
+	// The descriptors pytest writes its report and progress to (env's resultsFD, and the
+	// terminal's, which its capture keeps copies of): a pipe of the agent's put behind them
+	// with os.dup2 rewrites both, and pytest still exits 1 for frognano's failing test
+	// (measured: reward 1). Go's screen refuses Dup2 for the same reason.
+	{regexp.MustCompile(`\bos\s*\.\s*(dup2?|close|closerange|pipe2?|fdopen|openpty|open|write|set_inheritable|sendfile|splice)\b|\bfrom\s+os\s+import\s+.*\b(dup2?|close|closerange|pipe2?|fdopen|openpty|open|write)\b|\b(fcntl|posix|_posixsubprocess|pty)\b|/proc/self|/dev/fd|\bopen\s*\(\s*\d`),
+		"descriptors (os.dup2, os.close, os.pipe, /proc/self/fd, …)"},
 	// Running code the screen does not read: a string or a file's text (exec of a .txt
 	// earned reward 1, measured), byte code, a pickle (whose loads imports any module by
 	// name), another module by path; and the introspection that finds pytest's classes or
