@@ -145,8 +145,10 @@ func (c *cgroup) members() []int {
 }
 
 // kill SIGKILLs every member until none is left or timeout passes; it reports whether the
-// cgroup is empty. Killing repeatedly catches processes forked while it runs.
+// cgroup is empty. cgroup.kill (Linux 5.14+) kills the whole cgroup at once, forks racing it
+// included; without it, killing repeatedly catches processes forked while it runs.
 func (c *cgroup) kill(timeout time.Duration) bool {
+	os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0) // absent before 5.14: the loop does it
 	deadline := time.Now().Add(timeout)
 	for {
 		pids := c.members()

@@ -149,10 +149,14 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 // have left processes in the background), and reports whether all are gone. In the
 // namespace modes the process group holds the namespace's init, which dies only after
 // every process in it; the cgroup, when there is one, holds them all directly.
+//
+// The bounds only matter when something lingers: each wait ends as soon as the last process
+// is gone. They are seconds, not milliseconds, because a fork bomb being reaped on a loaded
+// machine (two cores, load 15) outlasted 300 ms and a clean kill was reported as survivors.
 func (r *Runner) killAll(pgid int, cg *cgroup) bool {
-	gone := procgroup.Kill(pgid, 500*time.Millisecond)
+	gone := procgroup.Kill(pgid, 3*time.Second)
 	if cg != nil {
-		gone = cg.kill(300*time.Millisecond) && gone
+		gone = cg.kill(3*time.Second) && gone
 	}
 	return gone
 }
