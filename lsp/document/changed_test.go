@@ -87,13 +87,69 @@ func TestLinesUpdate(t *testing.T) {
 				next = strings.Join(randomText(r, r.IntN(5)), "")
 			}
 			got := l.Update(next)
-			if want := NewLines(next); got.text != next || !slices.Equal(got.starts, want.starts) {
-				t.Fatalf("NewLines(%q).Update(%q) starts = %v, want %v", l.text, next, got.starts, want.starts)
+			if want := NewLines(next); got.text != next || !slices.Equal(got.all(), want.all()) {
+				t.Fatalf("NewLines(%q).Update(%q) starts = %v, want %v", l.text, next, got.all(), want.all())
 			}
 			l = got
 		}
 	}
-	if got := (Lines{}).Update("a\nb"); !slices.Equal(got.starts, []int{0, 2}) {
-		t.Errorf("zero Lines updated: starts %v", got.starts)
+	if got := (Lines{}).Update("a\nb"); !slices.Equal(got.all(), []int{0, 2}) {
+		t.Errorf("zero Lines updated: starts %v", got.all())
+	}
+}
+
+// TestLinesUpdateBlocks updates the index of texts long enough to span many blocks through
+// long runs of random edits (line terminators of all three kinds split and joined,
+// multi-byte runes, edits at either end, lines inserted and deleted by the hundred, the
+// text emptied and refilled), and compares each version with a fresh index: its line
+// starts, its blocks' bounds, and conversions both ways.
+func TestLinesUpdateBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for round := range 12 {
+		l := NewLines(strings.Join(randomText(r, r.IntN(3*lineBlockSize*(round+1))), ""))
+		for step := range 400 {
+			next := randomEdit(r, l.text)
+			switch r.IntN(25) {
+			case 0: // many lines at once, in or out
+				i := r.IntN(len(next) + 1)
+				if r.IntN(2) == 0 {
+					next = next[:i] + strings.Join(randomText(r, r.IntN(2*lineBlockSize)), "") + next[i:]
+				} else {
+					next = next[:i] + next[min(len(next), i+r.IntN(8000)):]
+				}
+			case 1:
+				next = "é\r" + next
+			case 2:
+				next += "\n😀"
+			case 3:
+				if r.IntN(4) == 0 {
+					next = ""
+				}
+			}
+			got, want := l.Update(next), NewLines(next)
+			if got.text != next || got.n != want.n || !slices.Equal(got.all(), want.all()) {
+				t.Fatalf("round %d step %d: starts %v, want %v", round, step, got.all(), want.all())
+			}
+			line := 0
+			for k, b := range got.blocks {
+				if b.line != line || len(b.starts) == 0 || len(b.starts) >= lineBlockSize*3/2 {
+					t.Fatalf("round %d step %d: block %d: line %d (want %d), %d starts", round, step, k, b.line, line, len(b.starts))
+				}
+				line += len(b.starts)
+			}
+			for range 20 {
+				off := r.IntN(len(next) + 1)
+				if p, wp := got.Position(off), want.Position(off); p != wp {
+					t.Fatalf("round %d step %d: Position(%d) = %v, want %v", round, step, off, p, wp)
+				}
+				p := Position{Line: uint32(r.IntN(want.n + 2)), Character: uint32(r.IntN(8))}
+				o, err := got.Offset(p)
+				wo, werr := want.Offset(p)
+				if o != wo || (err == nil) != (werr == nil) {
+					t.Fatalf("round %d step %d: Offset(%v) = %d, %v, want %d, %v", round, step, p, o, err, wo, werr)
+				}
+			}
+			l = got
+		}
 	}
 }

@@ -76,11 +76,12 @@ func Edits(before, after string) []TextEdit {
 // pieces returns the lines of l with their terminators; unlike l's lines, it has no empty
 // last element when the text ends with a terminator, so equal texts give equal pieces.
 func pieces(l Lines) []string {
-	p := make([]string, 0, len(l.starts))
-	for i, s := range l.starts {
+	starts := l.all()
+	p := make([]string, 0, len(starts))
+	for i, s := range starts {
 		e := len(l.text)
-		if i+1 < len(l.starts) {
-			e = l.starts[i+1]
+		if i+1 < len(starts) {
+			e = starts[i+1]
 		}
 		if s < e {
 			p = append(p, l.text[s:e])
@@ -91,8 +92,8 @@ func pieces(l Lines) []string {
 
 // pieceStart returns the byte offset of piece i, or the text's length for i == len(pieces).
 func (l Lines) pieceStart(i int) int {
-	if i < len(l.starts) {
-		return l.starts[i]
+	if i < l.n {
+		return l.start(i)
 	}
 	return len(l.text)
 }

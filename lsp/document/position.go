@@ -3,7 +3,6 @@ package document
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -111,10 +110,11 @@ func PositionOf(text string, offset int) Position {
 // shared between goroutines.
 type Lines struct {
 	text string
-	// starts[i] is the byte offset of line i. Lines end at "\n", "\r\n" or "\r", the three
-	// terminators LSP recognises, so a text with k terminators has k+1 lines (the last one
-	// empty when the text ends with a terminator).
-	starts []int
+	// The line starts, in blocks (lines.go): line i starts at a byte offset. Lines end at
+	// "\n", "\r\n" or "\r", the three terminators LSP recognises, so a text with k
+	// terminators has k+1 lines (the last one empty when the text ends with a terminator).
+	n      int
+	blocks []lineBlock
 }
 
 // NewLines indexes every line of text.
@@ -158,16 +158,16 @@ func indexLines(text string, enough func(starts []int) bool, capacity int) Lines
 		starts = append(starts, next)
 		i = next
 	}
-	return Lines{text: text, starts: starts}
+	return Lines{text: text, n: len(starts), blocks: chunk(make([]lineBlock, 0, len(starts)/lineBlockSize+1), starts, 0)}
 }
 
 // end returns the byte offset where the content of line i ends, before its terminator.
 func (l Lines) end(i int) int {
-	if i+1 == len(l.starts) {
+	if i+1 == l.n {
 		return len(l.text)
 	}
-	e := l.starts[i+1]
-	if e-2 >= l.starts[i] && l.text[e-2:e] == "\r\n" {
+	e := l.start(i + 1)
+	if e-2 >= l.start(i) && l.text[e-2:e] == "\r\n" {
 		return e - 2
 	}
 	return e - 1
@@ -175,10 +175,10 @@ func (l Lines) end(i int) int {
 
 // Offset returns the byte offset of p in the indexed text, as [OffsetOf] does.
 func (l Lines) Offset(p Position) (int, error) {
-	n := len(l.starts)
+	n := l.n
 	switch line := int64(p.Line); {
 	case line < int64(n):
-		start := l.starts[line]
+		start := l.start(int(line))
 		return start + unitsToBytes(l.text[start:l.end(int(line))], p.Character), nil
 	case line == int64(n):
 		return len(l.text), nil
@@ -194,8 +194,8 @@ func (l Lines) Position(offset int) Position {
 	if offset > 0 && offset < len(l.text) && l.text[offset-1] == '\r' && l.text[offset] == '\n' {
 		offset--
 	}
-	line := sort.SearchInts(l.starts, offset+1) - 1 // the last line starting at or before offset
-	start := l.starts[line]
+	line := l.lineAt(offset)
+	start := l.start(line)
 	return Position{Line: uint32(line), Character: bytesToUnits(l.text[start:], offset-start)}
 }
 
