@@ -50,7 +50,7 @@ func newInput(snap document.Snapshot, root string, rng document.Range, diags []p
 	in := &actionInput{snap: snap, rel: relPath(root, snap.URI), rng: rng, start: start, end: end, diagnostics: diags}
 	in.lang = source.LangOf(in.rel, snap.LanguageID)
 	if in.lang != "" {
-		in.fn = innermost(docs.get(snap, in.lang, in.rel), start)
+		in.fn = docs.funcAt(snap, in.lang, in.rel, start)
 	}
 	return in, nil
 }
@@ -140,6 +140,30 @@ func (c *funcCache) lines(snap document.Snapshot) document.Lines {
 
 // get returns the functions of snap's text.
 func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []source.Func {
+	f, fs := c.file(snap, lang, rel)
+	if f != nil {
+		return f.Funcs()
+	}
+	return fs
+}
+
+// funcAt returns the narrowest top-level function of snap's text that holds offset, or
+// nil. Unlike get, it does not copy the functions of a File updated from an earlier
+// version into one slice (source.File.FuncAt): a keystroke's code action stays O(edit).
+func (c *funcCache) funcAt(snap document.Snapshot, lang source.Lang, rel string, offset int) *source.Func {
+	f, fs := c.file(snap, lang, rel)
+	if f == nil {
+		return innermost(fs, offset)
+	}
+	if fn, ok := f.FuncAt(offset); ok {
+		return &fn
+	}
+	return nil
+}
+
+// file returns the File of snap's text; or, when it was parsed for another language or
+// path, nil and the functions of a fresh parse.
+func (c *funcCache) file(snap document.Snapshot, lang source.Lang, rel string) (*source.File, []source.Func) {
 	st, v := c.at(snap)
 	v.fileOnce.Do(func() {
 		c.mu.Lock()
@@ -166,12 +190,9 @@ func (c *funcCache) get(snap document.Snapshot, lang source.Lang, rel string) []
 	})
 	if v.fileLang != string(lang) || v.fileRel != rel {
 		fs, _ := source.Funcs(lang, rel, v.text) // the workspace root moved: rare
-		return fs
+		return nil, fs
 	}
-	if v.file == nil {
-		return nil
-	}
-	return v.file.Funcs
+	return v.file, nil
 }
 
 func (c *funcCache) forget(uri string) {

@@ -66,7 +66,7 @@ func BenchmarkUpdate10k(b *testing.B) {
 			for b.Loop() {
 				n++
 				g := f.Update(versions[n%2])
-				if len(g.Funcs) < 1000 {
+				if len(g.Funcs()) < 1000 {
 					b.Fatal("the update lost functions")
 				}
 				f.Close()

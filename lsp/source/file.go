@@ -22,8 +22,12 @@ import (
 // [File.Close] frees it. A File is immutable, and its
 // Funcs stay valid after Close.
 type File struct {
-	// Funcs are the file's top-level functions, as [Funcs] returns them.
-	Funcs []Func
+	// top are the file's top-level functions, as [Funcs] returns them, in chunks shared
+	// with the versions before and after (funclist.go); funcs is them in one slice, made
+	// when first asked for.
+	top       funcList
+	funcsOnce sync.Once
+	funcs     []Func
 
 	lang    Lang
 	relPath string // with forward slashes
@@ -58,8 +62,22 @@ func Parse(lang Lang, relPath, text string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Funcs = topLevel(f.all)
+	f.top = listOf(topLevel(f.all))
 	return f, nil
+}
+
+// Funcs returns the file's top-level functions, as [Funcs] does. The first call on a File
+// made by [File.Update] copies them into one slice; to find the function at a place,
+// [File.FuncAt] does not.
+func (f *File) Funcs() []Func {
+	f.funcsOnce.Do(func() { f.funcs = f.top.slice() })
+	return f.funcs
+}
+
+// FuncAt returns the narrowest top-level function whose [Start, End] range holds offset,
+// and whether there is one.
+func (f *File) FuncAt(offset int) (Func, bool) {
+	return f.top.innermost(offset)
 }
 
 // Update returns the File of text, a later version of f's text: always what [Parse] would
@@ -90,7 +108,7 @@ func (f *File) Update(text string) *File {
 			// A Close between here and the re-parse makes Reparse fail, and the file
 			// is parsed afresh.
 			g, _ := scanFile(f.lang, f.relPath, text, f, true)
-			g.Funcs = topLevel(g.all)
+			g.top = listOf(topLevel(g.all))
 			return g
 		}
 	}
@@ -126,68 +144,65 @@ func (f *File) Close() {
 // head of the file, before its first function, followed by a stand-in; there the testing
 // import must also stay as it was.
 func (f *File) goUpdate(text string) *File {
-	fs := f.Funcs
-	if len(fs) == 0 {
+	fs := f.top
+	if fs.n == 0 {
 		return nil
 	}
 	start, oldEnd, newEnd := document.Changed(f.text, text)
 	delta := newEnd - oldEnd
 	// i: the first function that ends at or after the change's start.
-	i := sort.Search(len(fs), func(i int) bool { return fs[i].End >= start })
-	if i < len(fs) && fs[i].Start <= start && oldEnd <= fs[i].End {
-		if fn, ok := f.goReparseFunc(text, fs[i].Start, fs[i].End+delta); ok {
-			out := f.moved(text, i+1, delta)
-			out.Funcs[i] = fn
-			return out
+	i := sort.Search(fs.n, func(i int) bool { return fs.at(i).End >= start })
+	if i < fs.n {
+		if fi := fs.at(i); fi.Start <= start && oldEnd <= fi.End {
+			if fn, ok := f.goReparseFunc(text, fi.Start, fi.End+delta); ok {
+				out := f.moved(text, i+1, delta)
+				out.top = out.top.with(i, fn)
+				return out
+			}
 		}
 	}
 	// The gap after function g, from its "}" to the next function's start or the end of
 	// the file; g == -1 is the file's head.
 	g := i - 1
-	if i < len(fs) && fs[i].End == start {
+	if i < fs.n && fs.at(i).End == start {
 		g = i // an insertion right after function i's "}"
 	}
 	gapStart, gapEnd := 0, len(f.text)
 	if g >= 0 {
-		gapStart = fs[g].End
+		gapStart = fs.at(g).End
 	}
-	if g+1 < len(fs) {
-		gapEnd = fs[g+1].Start
+	if g+1 < fs.n {
+		gapEnd = fs.at(g + 1).Start
 	}
 	if start < gapStart || oldEnd > gapEnd {
 		return nil // the change spans more than one function or gap
 	}
 	gap := text[gapStart : gapEnd+delta]
-	if g < 0 && !f.goHeadClean(gap) || g >= 0 && !f.goGapClean(gap, g+1 < len(fs)) {
+	if g < 0 && !f.goHeadClean(gap) || g >= 0 && !f.goGapClean(gap, g+1 < fs.n) {
 		return nil
 	}
 	out := f.moved(text, g+1, delta)
-	if g+1 < len(fs) {
+	if g+1 < fs.n {
 		// The next function's Start depends on what precedes its "func" on its line,
 		// which may have changed. Its "func" is after the indentation Start may include.
-		next := &out.Funcs[g+1]
+		next := out.top.at(g + 1)
 		funcPos := next.Start
 		for funcPos < len(text) && (text[funcPos] == ' ' || text[funcPos] == '\t') {
 			funcPos++
 		}
-		next.Start = declStart(text, funcPos)
+		if s := declStart(text, funcPos); s != next.Start {
+			next.Start = s
+			out.top = out.top.with(g+1, next)
+		}
 	}
 	return out
 }
 
 // moved returns a File for text, a new version of f's, with f's functions, those from
-// from on moved by delta; the caller replaces what else changed.
+// from on moved by delta; the caller replaces what else changed. (Its all is left unset:
+// only a fresh scan's is read.)
 func (f *File) moved(text string, from, delta int) *File {
-	out := make([]Func, len(f.Funcs))
-	copy(out, f.Funcs)
-	for k := from; k < len(out); k++ {
-		fn := &out[k]
-		fn.Start += delta
-		fn.BodyStart += delta
-		fn.BodyEnd += delta
-		fn.End += delta
-	}
-	return &File{Funcs: out, all: out, lang: f.lang, relPath: f.relPath, text: text, goClean: true, goTesting: f.goTesting}
+	return &File{top: f.top.moved(from, delta), lang: f.lang, relPath: f.relPath, text: text, goClean: true, goTesting: f.goTesting}
 }
 
 // goFragmentPrefix lets a piece of a file parse on its own; goStandIn stands for the
