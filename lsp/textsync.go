@@ -81,6 +81,6 @@ func (s *server) warm(u string) {
 	_, _, root := s.snapshotSettings()
 	rel := relPath(root, u)
 	if lang := source.LangOf(rel, snap.LanguageID); lang != "" {
-		s.funcs.get(snap, lang, rel)
+		s.funcs.file(snap, lang, rel) // not get: that would copy the functions into one slice
 	}
 }

@@ -67,40 +67,63 @@ func (l funcList) moved(from, delta int) funcList {
 	if from >= l.n || delta == 0 {
 		return l
 	}
+	return l.replace(from, from, nil, delta)
+}
+
+// with returns l with function i replaced by f.
+func (l funcList) with(i int, f Func) funcList {
+	return l.replace(i, i+1, []Func{f}, 0)
+}
+
+// replace returns l with functions [p, q) replaced by mid and those after moved by delta.
+// The chunks that hold p and q are copied (with mid, into new chunks); those before are
+// l's, those after are l's with their shift moved: a few chunks' worth of copying and the
+// chunks' headers, whatever the list's length.
+func (l funcList) replace(p, q int, mid []Func, delta int) funcList {
 	if len(l.chunks) > 2*(l.n/funcChunkSize)+8 {
-		// Each move can split a chunk: past this many, start again from one array (a copy
-		// of the list once every few dozen edits).
+		// Chunks left small by deletions: past this many, start again from one array.
 		l = listOf(l.slice())
 	}
-	out := funcList{n: l.n, chunks: make([]funcChunk, 0, len(l.chunks)+1)}
-	for _, c := range l.chunks {
-		switch end := c.first + len(c.fs); {
-		case end <= from:
-			out.chunks = append(out.chunks, c)
-		case c.first >= from:
+	cp, cq := len(l.chunks), len(l.chunks) // the chunks holding p and q, or len
+	if p < l.n {
+		cp = l.chunk(p)
+	}
+	if q < l.n {
+		cq = l.chunk(q)
+	}
+	lo, hi := l.n, l.n // the functions copied: [lo, hi), the chunks cp to cq
+	if cp < len(l.chunks) {
+		lo = l.chunks[cp].first
+	}
+	if cq < len(l.chunks) {
+		hi = l.chunks[cq].first + len(l.chunks[cq].fs)
+	}
+	flat := make([]Func, 0, (p-lo)+len(mid)+(hi-q))
+	for i := lo; i < p; i++ {
+		flat = append(flat, l.at(i))
+	}
+	flat = append(flat, mid...)
+	for i := q; i < hi; i++ {
+		flat = append(flat, shifted(l.at(i), delta))
+	}
+	out := funcList{n: l.n + len(mid) - (q - p), chunks: make([]funcChunk, cp, len(l.chunks)+len(flat)/funcChunkSize+1)}
+	copy(out.chunks, l.chunks[:cp])
+	for i := 0; i < len(flat); {
+		n := min(len(flat)-i, funcChunkSize)
+		if len(flat)-i-n < funcChunkSize/2 {
+			n = len(flat) - i // no chunk much smaller than the others
+		}
+		out.chunks = append(out.chunks, funcChunk{first: lo + i, fs: flat[i : i+n : i+n]})
+		i += n
+	}
+	if cq < len(l.chunks) {
+		for _, c := range l.chunks[cq+1:] {
+			c.first += len(mid) - (q - p)
 			c.shift += delta
 			out.chunks = append(out.chunks, c)
-		default: // split at from, both halves sharing c's array
-			k := from - c.first
-			out.chunks = append(out.chunks,
-				funcChunk{first: c.first, shift: c.shift, fs: c.fs[:k:k]},
-				funcChunk{first: from, shift: c.shift + delta, fs: c.fs[k:]})
 		}
 	}
 	return out
-}
-
-// with returns l with function i replaced by f: a copy of i's chunk, not of the list.
-func (l funcList) with(i int, f Func) funcList {
-	k := l.chunk(i)
-	chunks := make([]funcChunk, len(l.chunks))
-	copy(chunks, l.chunks)
-	c := &chunks[k]
-	fs := make([]Func, len(c.fs))
-	copy(fs, c.fs)
-	fs[i-c.first] = shifted(f, -c.shift)
-	c.fs = fs
-	return funcList{n: l.n, chunks: chunks}
 }
 
 // innermost returns the narrowest function whose [Start, End] holds offset, and whether
