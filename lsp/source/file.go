@@ -108,7 +108,9 @@ func (f *File) Update(text string) *File {
 			// A Close between here and the re-parse makes Reparse fail, and the file
 			// is parsed afresh.
 			g, _ := scanFile(f.lang, f.relPath, text, f, true)
-			g.top = listOf(topLevel(g.all))
+			if !g.spliced { // a splice made g.top from f's (splice.go)
+				g.top = listOf(topLevel(g.all))
+			}
 			return g
 		}
 	}

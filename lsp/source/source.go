@@ -117,10 +117,15 @@ func scanFile(lang Lang, relPath, text string, prev *File, keep bool) (*File, er
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, string(lang))
 	}
-	if !slices.IsSortedFunc(f.all, func(a, b Func) int { return cmp.Compare(a.Start, b.Start) }) {
-		sort.SliceStable(f.all, func(i, j int) bool { return f.all[i].Start < f.all[j].Start })
-	}
+	sortByStart(f.all)
 	return f, nil
+}
+
+// sortByStart sorts fs by Start, keeping the order of functions that start together.
+func sortByStart(fs []Func) {
+	if !slices.IsSortedFunc(fs, func(a, b Func) int { return cmp.Compare(a.Start, b.Start) }) {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Start < fs[j].Start })
+	}
 }
 
 // topLevel returns the functions of all (sorted by Start) that do not lie inside the body
