@@ -208,8 +208,14 @@ func (r *runner) synth(ctx context.Context) error {
 	if err := r.register(store, nil); err != nil { // tasks a killed run made
 		return err
 	}
-	need := fr.Needed(r.cfg.Target)
-	if need > 0 {
+	// Held-out tasks come from the same synthesis (the split is by a hash of the ID), so a
+	// round asks for both shortfalls; a few rounds at most, and none once synthesis makes
+	// nothing new (the repository's candidates ran out).
+	for round := 0; round < 3; round++ {
+		need := fr.Needed(r.cfg.Target) + max(0, r.cfg.HeldOut-len(r.heldOut()))
+		if need == 0 {
+			break
+		}
 		type knob struct {
 			synth string
 			hint  int
@@ -223,6 +229,7 @@ func (r *runner) synth(ctx context.Context) error {
 			}
 			batches[k] = append(batches[k], req)
 		}
+		made := 0
 		for i, k := range order {
 			r.progress(float64(i)/float64(len(order)), fmt.Sprintf("%d %s tasks at hint level %d", len(batches[k]), k.synth, k.hint))
 			before, err := ids(store)
@@ -230,19 +237,24 @@ func (r *runner) synth(ctx context.Context) error {
 				return err
 			}
 			o := r.cfg.Synth
-			// A killed synthesis is redone with the same seed: the same candidates, the same tasks
-			// (equal tasks share an ID), so nothing is made twice.
+			// A killed synthesis is redone with the same seed: the same candidates, the same
+			// tasks (equal tasks share an ID), so nothing is made twice.
 			o.N, o.Synthesizers, o.HintLevel, o.StoreDir = len(batches[k]), []string{k.synth}, k.hint, r.cfg.StoreDir
-			o.Seed = uint64(r.s.Iteration)*1000 + uint64(i)
+			o.Seed = uint64(r.s.Iteration)*1000 + uint64(round)*100 + uint64(i)
 			if _, err := synth.Run(ctx, r.cfg.Repo, o); err != nil {
 				return err
 			}
 			req := batches[k][0]
+			n := len(fr.Tasks)
 			if err := r.register(store, func(id string) (frontier.Request, bool) {
 				return req, !before[id]
 			}); err != nil {
 				return err
 			}
+			made += len(fr.Tasks) - n
+		}
+		if made == 0 {
+			break
 		}
 	}
 	r.s.Phase = PhaseRollouts
@@ -595,15 +607,8 @@ func parameters(text string) map[string]any {
 // gate runs the candidate, and the model in use where the registry has no result of it,
 // on the held-out tasks, and lets the registry judge: accepted, the candidate is in use.
 func (r *runner) gate(ctx context.Context) error {
-	fr := r.s.Frontier
 	if r.s.HeldOut == nil {
-		var held []string
-		for id, t := range fr.Tasks {
-			if t.HeldOut {
-				held = append(held, id)
-			}
-		}
-		slices.Sort(held)
+		held := r.heldOut()
 		r.s.HeldOut = held[:min(len(held), r.cfg.HeldOut)]
 		if r.s.HeldOut == nil {
 			r.s.HeldOut = []string{}
@@ -657,6 +662,18 @@ func (r *runner) gate(ctx context.Context) error {
 		r.finish(fmt.Sprintf("%s rejected, kept for inspection; %s stays in use: %s", r.s.Model, r.s.Serving, v.Reason), false)
 	}
 	return nil
+}
+
+// heldOut is the frontier's held-out tasks, sorted.
+func (r *runner) heldOut() []string {
+	var held []string
+	for id, t := range r.s.Frontier.Tasks {
+		if t.HeldOut {
+			held = append(held, id)
+		}
+	}
+	slices.Sort(held)
+	return held
 }
 
 // result is a group's outcome for the gate: a success is a full reward.

@@ -1,0 +1,276 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/frontier"
+	"github.com/frognano/frognano/finetune/gate"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/finetune/rollout"
+	"github.com/frognano/frognano/finetune/synth"
+	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/finetune/trainer"
+	"github.com/frognano/frognano/internal/gocache"
+	"github.com/frognano/frognano/ollama"
+	"github.com/frognano/frognano/ollama/modelgen"
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+func TestMain(m *testing.M) {
+	gocache.HelperMain()
+	if os.Getenv(envChild) != "" {
+		os.Exit(child())
+	}
+	os.Exit(m.Run())
+}
+
+// trainerPython returns the trainer's interpreter, or skips the test when its virtual
+// environment has not been built, except under CI, where that is a failure.
+func trainerPython(t *testing.T) string {
+	t.Helper()
+	p := trainer.Python()
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no trainer Python at %s under CI", p)
+		}
+		t.Skipf("no trainer Python at %s: run `go run ./cmd/frognano finetune setup` to run this test", p)
+	}
+	return p
+}
+
+// setup is what the parent test and the re-executed child share, passed as JSON.
+type setup struct {
+	Repo, Base, Weights, Host, Dir, RegistryDir, StoreDir, EnvCache, Python string
+}
+
+const (
+	envChild  = "FROGNANO_LOOP_TEST_CHILD"  // the setup, JSON: run one Step and exit
+	envKillAt = "FROGNANO_LOOP_TEST_KILLAT" // a phase (killed after writing it) or "record"
+)
+
+// prepare makes the repository, a tiny random Llama exported by the trainer and imported
+// into the real Ollama as the base model (ChatML), and the folders.
+func prepare(t *testing.T, srv *ollamatest.Server) setup {
+	py := trainerPython(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p, _, err := trainer.Start(ctx, trainer.Options{Python: py})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if _, err := p.Load(ctx, trainer.Load{Random: &trainer.RandomModel{Arch: "llama", VocabSize: 320, InitializerRange: 0.2, TextOutput: true},
+		Device: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	weights := filepath.Join(t.TempDir(), "base")
+	if ex, err := p.MergeExport(ctx, weights, "float16"); err != nil || len(ex.Problems) > 0 {
+		t.Fatalf("merge_export: %+v, %v", ex, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const base = "tiny-loop:base"
+	if err := trainer.Import(ctx, srv.Client, trainer.ImportRequest{Name: base, Dir: weights, Template: modelgen.ChatMLTemplate(true, false),
+		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 8192}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	u, err := ollama.Config{Host: srv.Host}.BaseURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":            fixture.GoMod("example.com/loop"),
+		"calc/calc.go":      fixture.Calc,
+		"calc/calc_test.go": fixture.CalcTest,
+	})
+	return setup{Repo: repo, Base: base, Weights: weights, Host: u.String(), Dir: t.TempDir(), RegistryDir: t.TempDir(),
+		StoreDir: t.TempDir(), EnvCache: t.TempDir(), Python: py}
+}
+
+// config is the loop's configuration for the tests: groups of 2, two training tasks, two
+// held-out ones (half of the tasks are held out), a gate that decides on one task, and a
+// scorer that gives each task's episodes 0 and 1 in turn, counted from the records already
+// on disk (one episode at a time), so that every group differs and a restarted process
+// scores as an uninterrupted one would. The random model cannot fix a bug: the real
+// rewards are finetune/reward's tests'.
+func (s setup) config(client *api.Client) Config {
+	rule := gate.Rule{Alpha: 0.05, MinTasks: 1}
+	dir := s.Dir
+	alternate := func(_ context.Context, t *task.Task, _ *workspace.Changes) (rollout.Score, error) {
+		recs, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "*", t.ID, "[0-9]*.json"))
+		return rollout.Score{Reward: float64(len(recs) % 2), Reason: "the test's alternating reward"}, nil
+	}
+	return Config{
+		Repo: s.Repo, Base: s.Base, Weights: trainer.Load{Model: s.Weights, LR: 1e-2, Device: "cpu"},
+		Client: client, Host: s.Host, Dir: s.Dir, RegistryDir: s.RegistryDir, StoreDir: s.StoreDir,
+		Frontier: frontier.Config{HeldOut: 0.5, Seed: 1},
+		Target:   2, HeldOut: 2,
+		Synth: synth.Options{Env: env.Options{PackageTimeout: 10 * time.Second, GoCache: fixture.GoCache(), CacheDir: s.EnvCache}},
+		Rollout: rollout.Options{Group: 2, Score: alternate, SharedGoCache: true,
+			Hosts: []rollout.Host{{Name: "test", Model: client, Workers: 1}},
+			Agent: agent.Options{NumCtx: 8192, MaxSteps: 2, MaxTokensPerTurn: 24, TopP: 1, TopK: 100}},
+		Trainer:     trainer.Options{Python: s.Python},
+		ExportDType: "float16",
+		Rule:        &rule,
+	}
+}
+
+// TestIteration is the loop end to end on CPU against the real Ollama: synthesis from a
+// real repository, rollouts of the base model, the frontier's update, a GRPO step, the
+// merged export imported under the registry's name, the held-out gate on both models, and
+// the switch; then the state file and the registry are what an accepted iteration leaves.
+func TestIteration(t *testing.T) {
+	srv := ollamatest.Start(t)
+	s := prepare(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cfg := s.config(srv.Client)
+	var phases []Phase
+	cfg.Progress = func(p Progress) {
+		if p.Fraction == 0 && p.Detail == "" {
+			phases = append(phases, p.Phase)
+		}
+	}
+	start := time.Now()
+	st, err := Step(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one iteration: %v; %s", time.Since(start).Round(time.Second), st.Outcome)
+	if want := []Phase{PhaseSynth, PhaseRollouts, PhaseObserve, PhaseTrain, PhaseImport, PhaseGate}; fmt.Sprint(phases) != fmt.Sprint(want) {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+	checkEnd(t, ctx, s, srv.Client)
+}
+
+// checkEnd checks what an uninterrupted iteration leaves: the state file done and valid,
+// every training task's group whole (G records, no more), the frontier's evidence counted
+// once, one fine-tuned model in Ollama, accepted and in use.
+func checkEnd(t *testing.T, ctx context.Context, s setup, client *api.Client) {
+	t.Helper()
+	st, err := Load(filepath.Join(s.Dir, "loop.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Phase != PhaseDone || st.Iteration != 1 || len(st.History) != 1 {
+		t.Fatalf("state: phase %s, iteration %d, history %+v", st.Phase, st.Iteration, st.History)
+	}
+	if len(st.Tasks) == 0 || len(st.HeldOut) == 0 {
+		t.Fatalf("tasks %v, held out %v: want both", st.Tasks, st.HeldOut)
+	}
+	name := registry.Name(s.Repo, 1)
+	if st.Model != name || st.Verdict == nil || !st.Verdict.Accept || st.Trained == nil || st.Trained.Steps == 0 {
+		t.Fatalf("state: model %q (want %q), verdict %+v, trained %+v", st.Model, name, st.Verdict, st.Trained)
+	}
+	for _, id := range st.Tasks {
+		recs, _ := filepath.Glob(filepath.Join(s.Dir, "iterations", "1", "rollouts", id, "[0-9]*.json"))
+		if len(recs) != 2 {
+			t.Errorf("task %s: %d records, want 2", id, len(recs))
+		}
+		if ts := st.Frontier.Tasks[id]; ts == nil || ts.Rollouts != 2 {
+			t.Errorf("task %s: frontier %+v, want 2 rollouts counted once", id, ts)
+		}
+	}
+	reg, err := registry.Load(registry.Path(s.RegistryDir, s.Repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.InUse != name || len(reg.Models) != 1 || reg.Models[0].Status != registry.Accepted {
+		b, _ := json.MarshalIndent(reg, "", " ")
+		t.Fatalf("registry: %s", b)
+	}
+	list, err := client.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, m := range list.Models {
+		if strings.HasPrefix(m.Name, "frognano-ft-") {
+			ours = append(ours, m.Name)
+		}
+	}
+	if len(ours) != 1 || !registry.SameName(ours[0], name) {
+		t.Fatalf("Ollama has %v, want only %s", ours, name)
+	}
+}
+
+// TestKilledIteration kills a process running the iteration with SIGKILL at several points
+// (after synthesis, after the first episode's record, after training, after the import),
+// each time starting it again, and checks that the end is what an uninterrupted iteration
+// leaves: no duplicated model, no lost or extra record, the frontier counted once.
+func TestKilledIteration(t *testing.T) {
+	srv := ollamatest.Start(t)
+	s := prepare(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{string(PhaseRollouts), "record", string(PhaseImport), string(PhaseGate), ""} {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envChild+"="+string(js), envKillAt+"="+at)
+		out, err := cmd.CombinedOutput()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
+		switch {
+		case at == "" && err != nil:
+			t.Fatalf("the last run: %v\n%s", err, out)
+		case at != "" && !killed:
+			t.Fatalf("the run to kill at %s was not killed: %v\n%s", at, err, out)
+		}
+		st, err := Load(filepath.Join(s.Dir, "loop.json"))
+		if err != nil {
+			t.Fatalf("after a kill at %s: %v", at, err)
+		}
+		t.Logf("killed at %q: the state file says %s", at, st.Phase)
+	}
+	checkEnd(t, ctx, s, srv.Client)
+}
+
+// child runs one Step in the re-executed test binary, killing itself where envKillAt says.
+func child() int {
+	var s setup
+	if err := json.Unmarshal([]byte(os.Getenv(envChild)), &s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	u, err := (ollama.Config{Host: s.Host}).BaseURL()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	cfg := s.config(api.NewClient(u, http.DefaultClient))
+	at := os.Getenv(envKillAt)
+	kill := func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	cfg.hook = func(p Phase) {
+		if string(p) == at {
+			kill()
+		}
+	}
+	if at == "record" {
+		cfg.Rollout.OnRecord = func(*rollout.Record) { kill() }
+	}
+	if _, err := Step(context.Background(), cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
