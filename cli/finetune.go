@@ -13,6 +13,7 @@ var finetuneCommands = []command{
 	{"setup", "create the trainer's Python environment and check CUDA", runFinetuneSetup},
 	{"synth", "synthesize verified training tasks from a repository's tests (Go, Python with pytest, JS/TS with node --test, vitest or jest)", runFinetuneSynth},
 	{"rollouts", "run the agent on the tasks, a group of episodes each, and reward them with the hidden tests", runFinetuneRollouts},
+	{"step", "run one iteration of the online loop: synth, rollouts, train, import, held-out gate, switch (resumable)", runFinetuneStep},
 	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
 	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
 	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},
