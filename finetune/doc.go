@@ -24,10 +24,13 @@
 //   - reward: an episode's reward from its task's hidden tests, run on a tree frognano
 //     builds (base commit, task patch, only the agent's non-test, non-configuration files),
 //     behind a screen of what the agent added and checks that the results were not forged.
+//   - loop: one iteration of the online loop (synth → rollouts → frontier update → GRPO
+//     train → merged export imported under the registry's name → held-out gate → switch)
+//     as a resumable state machine over one atomic state file; `frognano finetune step`.
 //
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: the daemon that runs the loop, and the report;
+// Still to come: the daemon that runs the loop's iterations, and the report;
 // `frognano finetune --help` says which steps exist.
 package finetune

@@ -65,7 +65,9 @@ type Config struct {
 	Quantize    string
 	// Rule is the gate's (default gate.DefaultRule()).
 	Rule *gate.Rule
-	// Progress, when set, hears each phase and how far it is (0 to 1).
+	// Progress, when set, hears each phase and how far it is (0 to 1): Fraction 0 with no
+	// Detail when a phase begins, 1 when it ends. During rollouts it is called from several
+	// of the runner's goroutines at once.
 	Progress func(Progress)
 	// hook, in tests, runs at each phase boundary (after the state file is written).
 	hook func(Phase)
