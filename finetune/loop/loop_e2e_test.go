@@ -137,6 +137,7 @@ func (s setup) config(client *api.Client) Config {
 // merged export imported under the registry's name, the held-out gate on both models, and
 // the switch; then the state file and the registry are what an accepted iteration leaves.
 func TestIteration(t *testing.T) {
+	t.Parallel() // each test has its own Ollama; they overlap waits on Ollama and the trainer
 	srv := ollamatest.Start(t)
 	s := prepare(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -216,6 +217,7 @@ func checkEnd(t *testing.T, ctx context.Context, s setup, client *api.Client) {
 // each time starting it again, and checks that the end is what an uninterrupted iteration
 // leaves: no duplicated model, no lost or extra record, the frontier counted once.
 func TestKilledIteration(t *testing.T) {
+	t.Parallel()
 	srv := ollamatest.Start(t)
 	s := prepare(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
