@@ -115,7 +115,8 @@ func (s setup) config(client *api.Client) Config {
 	dir := s.Dir
 	alternate := func(_ context.Context, t *task.Task, _ *workspace.Changes) (rollout.Score, error) {
 		recs, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "*", t.ID, "[0-9]*.json"))
-		return rollout.Score{Reward: float64(len(recs) % 2), Reason: "the test's alternating reward"}, nil
+		serving, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "gate-serving", "*", t.ID, "[0-9]*.json"))
+		return rollout.Score{Reward: float64((len(recs) + len(serving)) % 2), Reason: "the test's alternating reward"}, nil
 	}
 	return Config{
 		Repo: s.Repo, Base: s.Base, Weights: trainer.Load{Model: s.Weights, LR: 1e-2, Device: "cpu"},

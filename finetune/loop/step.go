@@ -634,7 +634,15 @@ func (r *runner) gate(ctx context.Context) error {
 	}
 	dir := r.cfg.iterDir(r.s.Iteration)
 	if len(missing) > 0 {
-		sums, err := r.run(ctx, r.s.Serving, missing, filepath.Join(dir, "gate-serving"))
+		// The model in use now, which is the iteration's unless the user rolled back meanwhile:
+		// the candidate must beat what the language server would otherwise keep using. Each
+		// serving model's runs have a folder of their own, so a resume never mixes two.
+		model := servingName
+		if model == "" {
+			model = r.cfg.Base
+		}
+		out := filepath.Join(dir, "gate-serving", strings.NewReplacer("/", "_", ":", "_").Replace(model))
+		sums, err := r.run(ctx, model, missing, out)
 		if err != nil {
 			return err
 		}
