@@ -23,7 +23,6 @@ package loop
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,6 +132,3 @@ func (s *State) save(path string) error {
 	}
 	return atomicfile.Write(path, append(b, '\n'), 0o644)
 }
-
-// ErrNotBuilt is returned by a phase that does not exist yet: never a success it did not earn.
-var ErrNotBuilt = errors.New("not built yet")
