@@ -11,8 +11,7 @@ import (
 
 // Confirm turns the screened candidates of repo's HEAD commit in the store (Options.
 // LazyConfirm) into tasks: each is built as a plain patch on a fresh copy and its
-// affected packages' tests run, exactly as eager synthesis confirms (candidates of
-// independent packages share a build, each still run alone: pack.go); a confirmed one is
+// affected packages' tests run, exactly as eager synthesis confirms; a confirmed one is
 // written as a task and leaves screened/, a refuted one only leaves screened/. Only
 // candidates whose ids are in ids are confirmed (all when ids is empty); candidates of
 // other commits are left as they are. The summary counts Valid, ValidBy and Rejected.
@@ -41,33 +40,23 @@ func Confirm(ctx context.Context, repo string, ids []string, opts Options) (*Sum
 		}
 	}
 	// All are confirmed first (on one copy, proven clean at the end), then written.
-	// Those of independent packages in packed builds (pack.go).
+	pc := &plainCopy{r: r}
 	verdicts := make([]*verdict, len(todo))
-	var found []*verdict
 	for i, t := range todo {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		opts.Progress(Progress{Phase: "confirming", Done: i, Total: len(todo), Valid: sum.Valid, Text: t.Origin.File + ": " + t.Origin.Description})
 		v := &verdict{}
 		if m, ok := r.mutantOf(ctx, t); ok {
 			v.m = m
-			found = append(found, v)
+			pc.confirm(ctx, v)
 		} else {
 			v.reason = RejectPatch // the candidate is not one this commit's operators make
 		}
 		verdicts[i] = v
 	}
-	pc := &plainCopy{r: r}
-	for done := 0; len(found) > 0; {
-		if ctx.Err() != nil {
-			pc.Close(ctx)
-			return nil, ctx.Err()
-		}
-		var pack []*verdict
-		pack, found = r.pack(found, len(found))
-		opts.Progress(Progress{Phase: "confirming", Done: done, Total: len(todo), Valid: sum.Valid, Text: pack[0].m.File + ": " + pack[0].m.Desc})
-		pc.confirmPack(ctx, pack)
-		done += len(pack)
-	}
 	pc.Close(ctx)
-	sum.Packed, sum.Packs = r.packed, r.packs
 	var times []float64
 	for i, t := range todo {
 		v := verdicts[i]

@@ -23,7 +23,6 @@ import (
 // is then proven to be the commit again (workspace.Changes: nothing else was written,
 // removed or replaced by a test); if it is not, a test of some candidate changed the tree
 // and every candidate confirmed on that copy is confirmed again, each on a fresh copy.
-// Candidates of independent packages are confirmed in one packed build there (pack.go).
 
 // confirm checks v's mutant as a plain patch on a fresh copy of its own.
 func (r *runner) confirm(ctx context.Context, v *verdict) {
