@@ -112,11 +112,6 @@ type Summary struct {
 	Store       string   `json:"store"`
 	Tasks       []string `json:"tasks"` // ids
 	Naive       *Naive   `json:"naive,omitempty"`
-	// Packed counts the candidates confirmed in packed builds (several candidates of
-	// independent packages in one go invocation, each then run alone: pack.go), Packs those
-	// builds.
-	Packed int `json:"packed_confirmations,omitempty"`
-	Packs  int `json:"packed_builds,omitempty"`
 	// PytestRuns counts how pyrunner.py ran the pytest mutants it screened: "forked" from
 	// the one collection, "fresh" (pytest started again in the child: the function ran
 	// while collecting, or a conftest or doctest depends on its module), "not_run" (no test
@@ -159,8 +154,6 @@ type runner struct {
 	excluded []string // names of tests not to run: flaky, failing, hung
 	round    int
 	redone   int // plain confirmations made again on fresh copies (plain.go)
-	// packs counts the packed builds (pack.go), packed the candidates confirmed in one.
-	packs, packed int
 	// issueErrors counts symptom issues the model failed to write.
 	issueErrors int
 	// importers are, by source file, the test files that import it (script suites).
@@ -296,7 +289,6 @@ func Run(ctx context.Context, repo string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.IssueErrors = r.issueErrors
-	sum.Packed, sum.Packs = r.packed, r.packs
 	sum.PytestRuns, sum.PytestSeconds = r.pytestRuns, r.pytestSeconds
 	vsecs := time.Since(vstart).Seconds()
 	times := append(ptimes, more...)
@@ -440,59 +432,40 @@ func (r *runner) validate(ctx context.Context, batch []Mutant, done, total, vali
 	}
 	// The batch shares the copy and the builds: each candidate is charged an equal part.
 	share := time.Since(start).Seconds() / float64(len(batch))
-	unscreened := map[*verdict]bool{}
-	var todo []*verdict // to confirm as plain patches, in the batch's order
-	for _, m := range batch {
+	pc := &plainCopy{r: r}
+	for i, m := range batch {
 		v := screened[m.ID]
-		if v == nil {
+		unscreened := v == nil
+		if unscreened {
 			v = &verdict{m: m} // not screened: the plain check decides alone
-			unscreened[v] = true
 		}
 		v.seconds += share
-		if v.reason == "" && !unscreened[v] && r.opts.LazyConfirm {
-			if valid >= r.opts.N {
-				continue // enough: a survivor past N is neither kept nor counted
-			}
+		if v.reason == "" && !unscreened && valid >= r.opts.N {
+			// Enough tasks: a survivor past N is neither confirmed nor counted.
+			continue
+		}
+		if v.reason == "" && !unscreened && r.opts.LazyConfirm {
 			if r.makePatch(ctx, v) {
 				v.screenedOnly = true
 				valid++
 			}
-		} else if v.reason == "" {
-			todo = append(todo, v)
-		}
-		out = append(out, v)
-	}
-	skipped := map[*verdict]bool{}
-	pc := &plainCopy{r: r}
-	for len(todo) > 0 {
-		if need := r.opts.N - valid; need <= 0 && !unscreened[todo[0]] {
-			// Enough tasks: a survivor past N is neither confirmed nor counted.
-			skipped[todo[0]] = true
-			todo = todo[1:]
+			out = append(out, v)
 			continue
 		}
-		var pack []*verdict
-		pack, todo = r.pack(todo, max(r.opts.N-valid, 1))
-		m := pack[0].m
-		r.opts.Progress(Progress{Phase: "confirming", Done: done - len(todo) - len(pack), Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
-		before := make([]float64, len(pack))
-		for i, v := range pack {
-			before[i] = v.seconds
-		}
-		pc.confirmPack(ctx, pack)
-		for i, v := range pack {
-			if !unscreened[v] {
-				v.confirmSeconds = v.seconds - before[i]
+		if v.reason == "" {
+			r.opts.Progress(Progress{Phase: "confirming", Done: done - len(batch) + i, Total: total, Valid: valid, Text: m.File + ": " + m.Desc})
+			before := v.seconds
+			pc.confirm(ctx, v)
+			if !unscreened {
+				v.confirmSeconds = v.seconds - before
 			}
 			if v.reason == "" {
 				valid++
 			}
 		}
+		out = append(out, v)
 	}
 	pc.Close(ctx)
-	if len(skipped) > 0 {
-		out = slices.DeleteFunc(out, func(v *verdict) bool { return skipped[v] })
-	}
 	return out
 }
 

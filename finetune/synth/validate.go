@@ -80,8 +80,7 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 			return out
 		}
 		var script string
-		build := fmt.Sprintf("go test -c -vet=off%s -overlay %s", r.allErrors(), env.ShellQuote(overlay))
-		script, bins = buildScript(binDir, build, r.binaryPackages(live))
+		script, bins = r.buildScript(binDir, overlay, r.binaryPackages(live))
 		res, err := c.Run(ctx, script, 10*time.Minute)
 		if err != nil {
 			return out
@@ -192,25 +191,21 @@ func (r *runner) binaryPackages(ms []Mutant) []string {
 	return sortedKeys(set)
 }
 
-// allErrors is the go test flag that reports every compiler error of the module's
-// packages, not the first ten: blame needs them.
-func (r *runner) allErrors() string {
-	if r.s.Env.Module == "" {
-		return ""
-	}
-	return " -gcflags=" + env.ShellQuote(r.s.Env.Module+"/...=-e")
-}
-
-// buildScript is the sandbox command that builds the test binaries of pkgs under binDir
-// with build (a `go test -c` command line without -o and packages), and where each lands.
-// `go test -c -o dir/` names a binary after the last element of its import path: the
-// packages whose names are unique (and not a major-version suffix, which go drops) share
-// one go invocation, the others get one each.
-func buildScript(binDir, build string, pkgs []string) (string, map[string]string) {
+// buildScript is the sandbox command that builds the switched test binaries of pkgs under
+// binDir, and where each lands. `go test -c -o dir/` names a binary after the last element
+// of its import path: the packages whose names are unique (and not a major-version suffix,
+// which go drops) share one go invocation, the others get one each.
+func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map[string]string) {
 	count := map[string]int{}
 	for _, p := range pkgs {
 		count[path.Base(p)]++
 	}
+	gc := ""
+	if r.s.Env.Module != "" {
+		// Every compiler error of the module's packages, not the first ten: blame needs them.
+		gc = " -gcflags=" + env.ShellQuote(r.s.Env.Module+"/...=-e")
+	}
+	build := fmt.Sprintf("go test -c -vet=off%s -overlay %s", gc, env.ShellQuote(overlay))
 	bins := map[string]string{}
 	var shared, single []string
 	for _, p := range pkgs {
