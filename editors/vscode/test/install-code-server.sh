@@ -11,6 +11,14 @@ cache=${FROGNANO_CACHE:-$HOME/.cache/frognano}
 prefix=$cache/code-server/$version
 bin=$prefix/node_modules/code-server/out/node/entry.js
 
+# One install at a time: a second one (setup.sh and a test, say) would rm -rf the first's
+# folder under it (seen: "Cannot find module 'util-deprecate'"). It waits, then finds it done.
+mkdir -p "$cache/code-server"
+if command -v flock >/dev/null; then
+  exec 9>"$cache/code-server/.install.lock"
+  flock 9
+fi
+
 if [[ -f $prefix/.complete ]] && node "$bin" --version >/dev/null 2>&1; then
   echo "$prefix/node_modules/.bin/code-server"
   exit 0
