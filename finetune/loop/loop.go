@@ -110,10 +110,10 @@ func Load(path string) (*State, error) {
 	}
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("loop state %s: %w", path, err)
+		return nil, fmt.Errorf("loop state %s: %w (remove it to start the loop afresh: the task store, the rollouts and the models stay; the pass-rate estimates of the tasks start again)", path, err)
 	}
 	if s.Version != Version {
-		return nil, fmt.Errorf("loop state %s: version %d, this frognano reads %d", path, s.Version, Version)
+		return nil, fmt.Errorf("loop state %s: version %d, this frognano reads %d (remove it to start the loop afresh: the task store, the rollouts and the models stay; the pass-rate estimates of the tasks start again)", path, s.Version, Version)
 	}
 	if s.Frontier == nil {
 		return nil, fmt.Errorf("loop state %s: no frontier", path)
