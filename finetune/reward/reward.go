@@ -90,10 +90,10 @@ type Result struct {
 // *.dist-info/ and *.egg-info/ (entry points), and in a Python task a new top-level module
 // (at the top or in src/, where it could shadow pytest), in a Go task a test helper
 // package's files (a folder named test…) unless the hidden tests or the task's patch are
-// there; package.json, lockfiles, *.test.*
-// and *.spec.* files, test runners' configurations; hidden files and folders; symbolic
-// links, other non-regular files, paths that leave the tree. Those keep the base commit's version and
-// are named in Result.Dropped. Nothing the agent left in its copy is read but through
+// there; package.json, lockfiles, *.test.* and *.spec.* files, test runners'
+// configurations; hidden files and folders; symbolic links, other non-regular files, paths
+// that leave the tree. Those keep the base commit's version and are named in
+// Result.Dropped. Nothing the agent left in its copy is read but through
 // changes, which workspace.Changes made from git's record without following links.
 //
 // Then the screen (screen.go) reads what is kept and refuses a change that reaches for the
