@@ -6,7 +6,6 @@ package nvim
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/demo"
-	"github.com/frognano/frognano/finetune/gate"
-	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/finetune/registry/registrytest"
 	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
@@ -186,32 +184,12 @@ func TestNeovimFixFailingTest(t *testing.T) {
 // cache folder holding the registry (FROGNANO_CACHE) and the model's name.
 func fineTuned(t *testing.T, srv *ollamatest.Server, dir, base string) (cache, model string) {
 	t.Helper()
-	ctx := context.Background()
 	cache = t.TempDir()
 	repo, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Open(ctx, registry.Options{Repo: repo, Client: srv.Client, Host: "http://" + srv.Host, Base: base,
-		StateDir: filepath.Join(cache, "finetune", "models")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := reg.Import(ctx, 1, func(_ context.Context, name string) error {
-		srv.Scripted(name, modelgen.Qwen3, demo.Script())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	same := map[string]gate.Result{}
-	for i := range 30 {
-		same[fmt.Sprint("task-", i)] = gate.Result{Successes: 4, Attempts: 8}
-	}
-	if v, err := reg.Judge(ctx, m.Name, "", same, same, gate.DefaultRule()); err != nil || !v.Accept {
-		t.Fatalf("judging %s: %+v %v", m.Name, v, err)
-	}
-	return cache, m.Name
+	return cache, registrytest.AcceptScripted(t, srv, repo, cache, base, demo.Script())
 }
 
 // screenshot renders the preview page with headless Chromium (when installed) into

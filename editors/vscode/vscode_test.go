@@ -8,7 +8,6 @@ package vscode
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +16,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/demo"
-	"github.com/frognano/frognano/finetune/gate"
-	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/finetune/registry/registrytest"
 	"github.com/frognano/frognano/internal/frognanotest"
 	"github.com/frognano/frognano/ollama"
 	"github.com/frognano/frognano/ollama/modelgen"
@@ -60,7 +58,7 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	work, lspCache := filepath.Join(tmp, "work"), t.TempDir()
-	fineTuned := fineTune(t, srv, filepath.Join(work, "project"), lspCache, "fixer")
+	fineTuned := registrytest.AcceptScripted(t, srv, filepath.Join(work, "project"), lspCache, "fixer", demo.Script())
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "test/run-e2e.sh")
@@ -88,33 +86,4 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 			t.Errorf("screenshot %s missing: %v", shot, err)
 		}
 	}
-}
-
-// fineTune does what fine-tuning does for the repository at repo (which need not exist yet),
-// through the real registry in cache's folder: the model of step 1 (the demo's scripted
-// episode) is imported and accepted by the gate, and is then in use in place of base. It
-// returns the model's name.
-func fineTune(t *testing.T, srv *ollamatest.Server, repo, cache, base string) string {
-	t.Helper()
-	ctx := context.Background()
-	reg, err := registry.Open(ctx, registry.Options{Repo: repo, Client: srv.Client, Host: "http://" + srv.Host, Base: base,
-		StateDir: filepath.Join(cache, "finetune", "models")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := reg.Import(ctx, 1, func(_ context.Context, name string) error {
-		srv.Scripted(name, modelgen.Qwen3, demo.Script())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	same := map[string]gate.Result{}
-	for i := range 30 {
-		same[fmt.Sprint("task-", i)] = gate.Result{Successes: 4, Attempts: 8}
-	}
-	if v, err := reg.Judge(ctx, m.Name, "", same, same, gate.DefaultRule()); err != nil || !v.Accept {
-		t.Fatalf("judging %s: %+v %v", m.Name, v, err)
-	}
-	return m.Name
 }
