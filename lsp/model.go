@@ -41,7 +41,7 @@ func (s *server) chooseModel(cfg ollama.Config, root string) (ollama.Config, *Fi
 	case st.InUse == "" || !registry.SameName(cfg.Model, st.Base):
 		return cfg, nil
 	}
-	if u, err := cfg.BaseURL(); err != nil || u.String() != st.Host {
+	if !ollama.SameServer(cfg.Host, st.Host) {
 		return cfg, nil
 	}
 	ft := &FineTuned{Model: st.InUse, Base: cfg.Model}

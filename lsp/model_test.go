@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,13 @@ func fineTune(t *testing.T, srv *ollamatest.Server, e *editor, base string, repl
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Open(ctx, registry.Options{Repo: repo, Client: srv.Client, Host: "http://" + srv.Host, Base: base, StateDir: e.registryDir})
+	// The registry names the server "localhost" where the editor's setting says 127.0.0.1:
+	// the same server, which the language server and `finetune rollback` must both see.
+	_, port, err := net.SplitHostPort(srv.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(ctx, registry.Options{Repo: repo, Client: srv.Client, Host: "http://localhost:" + port, Base: base, StateDir: e.registryDir})
 	if err != nil {
 		t.Fatal(err)
 	}

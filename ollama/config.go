@@ -76,6 +76,33 @@ func (c Config) BaseURL() (*url.URL, error) {
 	return u, nil
 }
 
+// SameServer reports whether two hosts, each as OLLAMA_HOST or a base URL, name the same
+// Ollama server from this machine: the same scheme and port, and the same host name up to
+// case, with every loopback name (localhost, 127.0.0.0/8, ::1) and the any-address
+// (0.0.0.0, ::, what OLLAMA_HOST holds on a machine whose server listens everywhere) taken
+// as this machine. A registry written through "localhost" is then found by an editor set to
+// "127.0.0.1". Hosts that do not parse are the same only when their text is.
+func SameServer(a, b string) bool {
+	ua, errA := Config{Host: a}.BaseURL()
+	ub, errB := Config{Host: b}.BaseURL()
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	if !strings.EqualFold(ua.Scheme, ub.Scheme) || ua.Port() != ub.Port() {
+		return false
+	}
+	return thisMachine(ua.Hostname()) && thisMachine(ub.Hostname()) || strings.EqualFold(ua.Hostname(), ub.Hostname())
+}
+
+// thisMachine reports whether a host name always means the local machine.
+func thisMachine(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
 // Client returns an api.Client for Host.
 func (c Config) Client() (*api.Client, error) {
 	u, err := c.BaseURL()

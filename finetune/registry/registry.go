@@ -15,6 +15,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/frognano/frognano/finetune/gate"
+	"github.com/frognano/frognano/ollama"
 )
 
 // Options open a Registry.
@@ -104,7 +105,7 @@ func (r *Registry) update(ctx context.Context, change func(*State, map[string]ap
 	if st.Repo != r.opts.Repo {
 		return fmt.Errorf("model registry %s is for %s, not %s (two paths with one hash: remove the file)", r.path, st.Repo, r.opts.Repo)
 	}
-	if st.Host != r.opts.Host {
+	if !ollama.SameServer(st.Host, r.opts.Host) {
 		return fmt.Errorf("the fine-tuned models of %s live in Ollama at %s, not %s: point OLLAMA_HOST (or --host) there", st.Repo, st.Host, r.opts.Host)
 	}
 	list, err := r.opts.Client.List(ctx)
