@@ -33,6 +33,9 @@ type modelRow struct {
 	Digest string     `json:"digest,omitempty"`
 	Made   *time.Time `json:"made,omitempty"`
 	InUse  bool       `json:"inUse"`
+	// InOllama says whether Ollama still has the model with the recorded digest (the base:
+	// under any digest); absent when Ollama was not asked or did not answer.
+	InOllama *bool `json:"inOllama,omitempty"`
 	// Held are its held-out results, Gate the held-out gate's verdict on it.
 	Held *heldOut      `json:"heldOut,omitempty"`
 	Gate *gate.Verdict `json:"verdict,omitempty"`
@@ -61,16 +64,47 @@ func summarize(results map[string]gate.Result) *heldOut {
 	return h
 }
 
-func rows(st *registry.State) []modelRow {
-	out := []modelRow{{Name: st.Base, Base: true, Status: "base", InUse: st.InUse == "", Held: summarize(st.BaseHeldOut)}}
+// rows lists the registry's models; have, when Ollama answered, is its list (name → digest),
+// and each row then says whether the model is still there.
+func rows(st *registry.State, have map[string]string) []modelRow {
+	there := func(name, digest string) *bool {
+		if have == nil {
+			return nil
+		}
+		got, ok := have[registry.NameKey(name)]
+		ok = ok && (digest == "" || got == digest)
+		return &ok
+	}
+	out := []modelRow{{Name: st.Base, Base: true, Status: "base", InUse: st.InUse == "", Held: summarize(st.BaseHeldOut), InOllama: there(st.Base, "")}}
 	for _, m := range st.Models {
 		out = append(out, modelRow{Name: m.Name, Step: m.Step, Status: string(m.Status), Digest: m.Digest, Made: &m.Made,
-			InUse: m.Name == st.InUse, Held: summarize(m.HeldOut), Gate: m.Verdict})
+			InUse: m.Name == st.InUse, Held: summarize(m.HeldOut), Gate: m.Verdict, InOllama: there(m.Name, m.Digest)})
 	}
 	return out
 }
 
-func runFinetuneModels(_ context.Context, env Env, args []string) int {
+// ollamaModels asks the Ollama at host for its models (name → digest), briefly: a listing
+// must not hang on a server that is down. It only reads: the registry itself reconciles
+// its records with Ollama on its next change (a rollback, the next fine-tuning step).
+func ollamaModels(ctx context.Context, host string) (map[string]string, error) {
+	client, err := ollama.Config{Host: host}.Client()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := client.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]string{}
+	for _, m := range list.Models {
+		have[registry.NameKey(m.Name)] = m.Digest
+	}
+	return have, nil
+}
+
+func runFinetuneModels(ctx context.Context, env Env, args []string) int {
 	fs := newFlags(env, "finetune models", "", "List the models fine-tuning made for a repository: the base it started from, then each\n"+
 		"model by training step, with its status (candidate, accepted, rejected by the held-out\n"+
 		"gate, rolled back), Ollama digest, when it was made and its held-out pass rate. The\n"+
@@ -85,7 +119,12 @@ func runFinetuneModels(_ context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "frognano finetune models: %v\n", err)
 		return exitFailed
 	}
+	have, listErr := ollamaModels(ctx, st.Host)
 	if *asJSON {
+		var unchecked string
+		if listErr != nil {
+			unchecked = listErr.Error()
+		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(struct {
@@ -93,18 +132,28 @@ func runFinetuneModels(_ context.Context, env Env, args []string) int {
 			Host   string     `json:"host"`
 			InUse  string     `json:"inUse"`
 			Models []modelRow `json:"models"`
-		}{st.Repo, st.Host, st.Serving(), rows(st)})
+			// OllamaError says why the models' presence was not checked.
+			OllamaError string `json:"ollamaError,omitempty"`
+		}{st.Repo, st.Host, st.Serving(), rows(st, have), unchecked})
 		return exitOK
 	}
-	printModels(env.Stdout, st)
+	printModels(env.Stdout, st, have)
+	if listErr != nil {
+		fmt.Fprintf(env.Stdout, "\nOllama at %s did not answer (%v): whether these models are still there was not checked.\n", st.Host, listErr)
+	}
 	return exitOK
 }
 
-func printModels(w io.Writer, st *registry.State) {
+func printModels(w io.Writer, st *registry.State, have map[string]string) {
 	fmt.Fprintf(w, "Fine-tuned models of %s (Ollama at %s):\n\n", st.Repo, st.Host)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tNAME\tSTEP\tSTATUS\tDIGEST\tMADE\tHELD-OUT")
-	for _, r := range rows(st) {
+	missing := false
+	for _, r := range rows(st, have) {
+		if r.InOllama != nil && !*r.InOllama {
+			r.Status += " (not in Ollama)"
+			missing = true
+		}
 		mark, step, made, held := " ", "-", "-", "-"
 		if r.InUse {
 			mark = "*"
@@ -121,6 +170,9 @@ func printModels(w io.Writer, st *registry.State) {
 	tw.Flush()
 	if len(st.Models) == 0 {
 		fmt.Fprintf(w, "\nFine-tuning has made no model yet; the base model serves.\n")
+	}
+	if missing {
+		fmt.Fprintf(w, "\nA model marked \"not in Ollama\" was removed or replaced outside frognano; the registry forgets it at its next change (`frognano finetune rollback`, the next fine-tuning step).\n")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/frognano/frognano/finetune/gate"
 	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/ollama/modelgen"
@@ -140,8 +142,48 @@ func TestFinetuneModelsAndRollback(t *testing.T) {
 		t.Errorf("rollback against another server: %d %q", code, errOut)
 	}
 
+	// A model removed from Ollama behind frognano's back is shown as such, and the listing
+	// changes nothing (the registry forgets it at its next change).
+	if err := srv.Client.Delete(ctx, &api.DeleteRequest{Model: names[1]}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(registry.Path("", repo))
+	out, _, code = frognano(t, env, "finetune", "models", "--repo", repo)
+	if row := lineWith(out, names[1]); code != exitOK || !strings.Contains(row, "(not in Ollama)") || strings.Contains(lineWith(out, names[0]), "not in Ollama") ||
+		!strings.Contains(out, "the registry forgets it at its next change") {
+		t.Errorf("models after a model left Ollama: %d\n%s", code, out)
+	}
+	out, _, _ = frognano(t, env, "finetune", "models", "--repo", repo, "--json")
+	var present struct {
+		Models []struct {
+			Name     string `json:"name"`
+			InOllama *bool  `json:"inOllama"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(out), &present); err != nil || len(present.Models) != 4 {
+		t.Fatalf("models --json: %v\n%s", err, out)
+	}
+	for _, m := range present.Models {
+		if m.InOllama == nil || *m.InOllama != (m.Name != names[1]) {
+			t.Errorf("models --json: %s inOllama %v\n%s", m.Name, m.InOllama, out)
+		}
+	}
+	if after, _ := os.ReadFile(registry.Path("", repo)); string(after) != string(before) {
+		t.Errorf("listing the models changed the registry")
+	}
+
 	os.WriteFile(registry.Path("", repo), []byte("{"), 0o644)
 	if _, errOut, code := frognano(t, env, "finetune", "models", "--repo", repo); code != exitFailed || !strings.Contains(errOut, "remove it to forget the fine-tuned models") {
 		t.Errorf("models with a corrupt registry: %d %q", code, errOut)
 	}
+}
+
+// lineWith is the first line of out that contains s ("" if none).
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }

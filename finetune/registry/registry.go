@@ -114,7 +114,7 @@ func (r *Registry) update(ctx context.Context, change func(*State, map[string]ap
 	}
 	have := map[string]api.ListModelResponse{}
 	for _, m := range list.Models {
-		have[key(m.Name)] = m
+		have[NameKey(m.Name)] = m
 	}
 	r.reconcile(st, have)
 	changeErr := change(st, have)
@@ -122,15 +122,6 @@ func (r *Registry) update(ctx context.Context, change func(*State, map[string]ap
 		return fmt.Errorf("writing the model registry: %w", err)
 	}
 	return changeErr
-}
-
-// key is the form of a model name used to look it up in Ollama's list.
-func key(name string) string {
-	name = strings.ToLower(name)
-	if !strings.Contains(name[strings.LastIndex(name, "/")+1:], ":") {
-		name += ":latest"
-	}
-	return name
 }
 
 // reconcile brings the records in line with Ollama: a pending model whose maker is gone is
@@ -141,7 +132,7 @@ func key(name string) string {
 func (r *Registry) reconcile(st *State, have map[string]api.ListModelResponse) {
 	kept := st.Models[:0]
 	for _, m := range st.Models {
-		got, ok := have[key(m.Name)]
+		got, ok := have[NameKey(m.Name)]
 		switch {
 		case m.Status == Pending && m.Owner.alive():
 			kept = append(kept, m)
@@ -233,7 +224,7 @@ func (r *Registry) Begin(ctx context.Context, step int) (name string, made bool,
 		}
 		name = Name(r.opts.Repo, step)
 		for i := 2; ; i++ {
-			if _, taken := have[key(name)]; !taken {
+			if _, taken := have[NameKey(name)]; !taken {
 				break
 			}
 			name = Name(r.opts.Repo, step) + "." + strconv.Itoa(i)
@@ -253,7 +244,7 @@ func (r *Registry) Made(ctx context.Context, name string) (*Model, error) {
 			return fmt.Errorf("model registry: %s was not begun (call Begin first)", name)
 		}
 		if m.Status == Pending {
-			got, ok := have[key(name)]
+			got, ok := have[NameKey(name)]
 			if !ok {
 				return fmt.Errorf("Ollama has no model %s: its import did not finish; import it again", name)
 			}
@@ -466,7 +457,7 @@ func (r *Registry) prune(ctx context.Context, st *State, have map[string]api.Lis
 			kept++
 			continue
 		}
-		if got, ok := have[key(m.Name)]; !ok || got.Digest != m.Digest {
+		if got, ok := have[NameKey(m.Name)]; !ok || got.Digest != m.Digest {
 			continue // reconcile has just dropped such records; never delete what is not ours
 		}
 		if err := r.opts.Client.Delete(ctx, &api.DeleteRequest{Model: m.Name}); err != nil {

@@ -99,7 +99,7 @@ func models(t *testing.T, srv *ollama.Server) map[string]string {
 	}
 	out := map[string]string{}
 	for _, m := range l.Models {
-		out[key(m.Name)] = m.Digest
+		out[NameKey(m.Name)] = m.Digest
 	}
 	return out
 }
@@ -354,7 +354,7 @@ func TestPruneDeletesOnlyItsOwn(t *testing.T) {
 		}
 	}
 	for _, name := range []string{st.Base, lookalike, rejected[0].Name, m1.Name, m2.Name, rejected[3].Name} {
-		if _, ok := have[key(name)]; !ok {
+		if _, ok := have[NameKey(name)]; !ok {
 			t.Errorf("%s was deleted", name)
 		}
 	}

@@ -257,13 +257,14 @@ func Find(stateDir, dir string) (*State, string, error) {
 
 // SameName says whether a and b name the same Ollama model (case aside, a missing tag
 // being "latest").
-func SameName(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(s)
-		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
-			s += ":latest"
-		}
-		return s
+func SameName(a, b string) bool { return NameKey(a) == NameKey(b) }
+
+// NameKey is the form of a model name to look it up by in Ollama's list: lower case, a
+// missing tag being "latest".
+func NameKey(name string) string {
+	name = strings.ToLower(name)
+	if !strings.Contains(name[strings.LastIndex(name, "/")+1:], ":") {
+		name += ":latest"
 	}
-	return norm(a) == norm(b)
+	return name
 }
