@@ -89,6 +89,10 @@ type Trained struct {
 	Dropped  []string `json:"dropped,omitempty"`
 	Steps    int      `json:"steps"`
 	Loss     *float64 `json:"loss,omitempty"`
+	// Seconds is the trainer's wall clock, from its start to the export written: loading the
+	// weights, building the rollouts, the update and the merge (on the GPU when there is
+	// one). Absent in states written before it was recorded.
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // Summary is a finished iteration.

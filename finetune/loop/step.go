@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -89,7 +90,7 @@ func (c *Config) defaults() error {
 		return errors.New("loop: the base model's weights for the trainer are required (a safetensors folder or a GGUF file)")
 	}
 	if c.Dir == "" {
-		c.Dir = filepath.Join(cachedir.Dir(), "finetune", "loop", registry.Key(c.Repo))
+		c.Dir = DefaultDir(c.Repo)
 	}
 	if c.StoreDir == "" {
 		c.StoreDir = task.DefaultDir(c.Repo)
@@ -110,9 +111,24 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-func (c *Config) statePath() string { return filepath.Join(c.Dir, "loop.json") }
-func (c *Config) iterDir(n int) string {
-	return filepath.Join(c.Dir, "iterations", strconv.Itoa(n))
+// DefaultDir is the loop's folder for repo when Config.Dir is not set:
+// finetune/loop/<registry.Key(repo)> in frognano's cache folder. The report and the daemon
+// find the state there.
+func DefaultDir(repo string) string {
+	return filepath.Join(cachedir.Dir(), "finetune", "loop", registry.Key(repo))
+}
+
+// StatePath is the state file in the loop's folder dir.
+func StatePath(dir string) string { return filepath.Join(dir, "loop.json") }
+
+func (c *Config) statePath() string    { return StatePath(c.Dir) }
+func (c *Config) iterDir(n int) string { return IterationDir(c.Dir, n) }
+
+// IterationDir is iteration n's folder in the loop's folder dir: its rollouts under
+// rollouts/, the gate's under gate-serving/<model>/ and gate-candidate/, its export under
+// export/.
+func IterationDir(dir string, n int) string {
+	return filepath.Join(dir, "iterations", strconv.Itoa(n))
 }
 
 // Step runs one iteration: it resumes the unfinished one in the state file, or starts the
@@ -476,6 +492,7 @@ func (r *runner) train(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	p, _, err := trainer.Start(ctx, r.cfg.Trainer)
 	if err != nil {
 		return err
@@ -503,6 +520,7 @@ func (r *runner) train(ctx context.Context) error {
 	}
 	tr.Rollouts = len(batch.Rollouts)
 	if len(batch.Rollouts) == 0 {
+		tr.Seconds = time.Since(start).Seconds()
 		r.s.Trained = tr
 		r.finish("every chosen group's rollouts were dropped (not token-exact): nothing to train on", false)
 		return nil
@@ -514,6 +532,7 @@ func (r *runner) train(ctx context.Context) error {
 	}
 	tr.Steps, tr.Loss = res.Steps, res.Loss
 	if res.Steps == 0 {
+		tr.Seconds = time.Since(start).Seconds()
 		r.s.Trained = tr
 		r.finish("the trainer took no step (every group's rewards were equal after dropping): the model in use stays", false)
 		return nil
@@ -534,6 +553,7 @@ func (r *runner) train(ctx context.Context) error {
 	if err := p.Close(); err != nil {
 		return err
 	}
+	tr.Seconds = time.Since(start).Seconds()
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
