@@ -103,6 +103,9 @@ type Summary struct {
 	Accepted   bool    `json:"accepted"`
 	Outcome    string  `json:"outcome"`
 	MeanReward float64 `json:"mean_reward"`
+	// Trained is the train phase's outcome (nil when no group's rewards differed, and in
+	// states written before it was kept here).
+	Trained *Trained `json:"trained,omitempty"`
 }
 
 // Load reads a state file; a missing file is an error satisfying errors.Is(err,
