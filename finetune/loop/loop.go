@@ -104,8 +104,11 @@ type Summary struct {
 	Outcome    string  `json:"outcome"`
 	MeanReward float64 `json:"mean_reward"`
 	// Trained is the train phase's outcome (nil when no group's rewards differed, and in
-	// states written before it was kept here).
-	Trained *Trained `json:"trained,omitempty"`
+	// states written before it was kept here); Verdict the gate's (nil when no model was
+	// made). The registry forgets the verdicts of the models it prunes; the report keeps
+	// them here.
+	Trained *Trained      `json:"trained,omitempty"`
+	Verdict *gate.Verdict `json:"verdict,omitempty"`
 }
 
 // Load reads a state file; a missing file is an error satisfying errors.Is(err,

@@ -735,7 +735,7 @@ func (r *runner) finish(outcome string, accepted bool) {
 			}
 		}
 	}
-	h := Summary{Iteration: s.Iteration, Serving: s.Serving, Model: s.Model, Accepted: accepted, Outcome: outcome, Trained: s.Trained}
+	h := Summary{Iteration: s.Iteration, Serving: s.Serving, Model: s.Model, Accepted: accepted, Outcome: outcome, Trained: s.Trained, Verdict: s.Verdict}
 	if n > 0 {
 		h.MeanReward = sum / float64(n)
 	}
