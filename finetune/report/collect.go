@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
+	"time"
 
 	"github.com/frognano/frognano/finetune/frontier"
 	"github.com/frognano/frognano/finetune/gate"
@@ -52,6 +52,8 @@ type Summary struct {
 	// HowToStart).
 	Started   bool   `json:"started"`
 	StateFile string `json:"state_file"`
+	// Collected is when Collect read the state.
+	Collected time.Time `json:"collected"`
 	// Base is the model fine-tuning started from; InUse the model the language server uses
 	// now (Base while no fine-tuned model was accepted, or after a rollback to it).
 	Base  string `json:"base,omitempty"`
@@ -192,7 +194,7 @@ func Collect(o Options) (*Summary, error) {
 	if o.Dir == "" {
 		o.Dir = loop.DefaultDir(o.Repo)
 	}
-	s := &Summary{Repo: o.Repo, StateFile: loop.StatePath(o.Dir)}
+	s := &Summary{Repo: o.Repo, StateFile: loop.StatePath(o.Dir), Collected: time.Now().UTC()}
 	st, err := loop.Load(s.StateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -534,16 +536,4 @@ func readGroups(out string, total, model *float64) ([]*rollout.Summary, error) {
 		return 0
 	})
 	return groups, nil
-}
-
-// Label names a rung's setting in words, for tables and plots.
-func (m Mix) Label() string {
-	return "rung " + strconv.Itoa(m.Rung) + fmt.Sprintf(" (hint %d, %d bug", m.Setting.HintLevel, m.Setting.Bugs) + plural(m.Setting.Bugs) + ")"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -158,8 +158,8 @@ func TestCollect(t *testing.T) {
 		if p.Episodes != len(rs) || p.Groups != sim.tasks || math.Abs(p.MeanReward-mean) > 1e-12 {
 			t.Errorf("iteration %d: %d episodes, %d groups, mean %v; wrote %d, mean %v", h.Iteration, p.Episodes, p.Groups, p.MeanReward, len(rs), mean)
 		}
-		if p.Time.Rollouts != 23*float64(len(rs)) {
-			t.Errorf("iteration %d: rollout time %v, want %v", h.Iteration, p.Time.Rollouts, 23*float64(len(rs)))
+		if math.Abs(p.Time.Rollouts-sim.seconds[out]) > 1e-6 {
+			t.Errorf("iteration %d: rollout time %v, want %v", h.Iteration, p.Time.Rollouts, sim.seconds[out])
 		}
 		if h.Trained != nil && p.Time.Train != h.Trained.Seconds {
 			t.Errorf("iteration %d: train time %v, want %v", h.Iteration, p.Time.Train, h.Trained.Seconds)

@@ -40,14 +40,16 @@ type sim struct {
 	difficulty     map[string]float64
 	skill          float64            // the model in use's
 	skills         map[string]float64 // by model name
-	// record keeps every episode's reward written, by folder, for the tests to recount.
+	// written keeps every episode's reward written, and seconds their wall clock, by
+	// folder, for the tests to recount.
 	written map[string][]float64
+	seconds map[string]float64
 }
 
 func newSim(t *testing.T, srv *ollamatest.Server, seed uint64, nTasks int) *sim {
 	repo := filepath.Join(t.TempDir(), "repo")
 	s := &sim{t: t, repo: repo, dir: t.TempDir(), reg: t.TempDir(), srv: srv, rng: rand.New(rand.NewPCG(seed, 1)), g: 8, tasks: 8,
-		difficulty: map[string]float64{}, skills: map[string]float64{"base:1b": 0}, written: map[string][]float64{}}
+		difficulty: map[string]float64{}, skills: map[string]float64{"base:1b": 0}, written: map[string][]float64{}, seconds: map[string]float64{}}
 	fr := frontier.New(frontier.Config{Synthesizers: []string{"mutation", "removal", "history"}, Seed: seed})
 	s.st = &loop.State{Version: loop.Version, Repo: repo, Base: "base:1b", Phase: loop.PhaseDone, Frontier: fr}
 	synths := []string{"mutation", "mutation", "removal", "history"}
@@ -79,9 +81,11 @@ func (s *sim) episodes(out, id, model string) gate.Result {
 			res.Successes++
 		}
 		res.Attempts++
+		total := 8 + 30*s.rng.Float64()
 		rec := rollout.Record{Version: rollout.RecordVersion, Task: id, Episode: i, Model: model, Host: "test",
 			Trajectory: filepath.Join(id, fmt.Sprint(i)+".jsonl"), Steps: 3, Reward: &r,
-			Timings: rollout.Timings{Agent: 20, Model: 15, Tools: 4, Score: 2, Total: 23}}
+			Timings: rollout.Timings{Agent: total - 3, Model: 0.7 * total, Tools: 0.2 * total, Score: 2, Total: total}}
+		s.seconds[out] += total
 		writeJSON(s.t, filepath.Join(out, id, fmt.Sprint(i)+".json"), rec)
 		g.Rewards = append(g.Rewards, &r)
 		g.Mean += r / float64(s.g)
@@ -155,7 +159,7 @@ func (s *sim) iterate(delta float64, untrained bool, rule gate.Rule) {
 		return
 	}
 	loss := 0.5 / float64(st.Iteration)
-	st.Trained = &loop.Trained{Groups: len(st.Tasks), Rollouts: len(st.Tasks) * s.g, Steps: 1, Loss: &loss, Seconds: 40 + 5*float64(st.Iteration)}
+	st.Trained = &loop.Trained{Groups: len(st.Tasks), Rollouts: len(st.Tasks) * s.g, Steps: 1, Loss: &loss, Seconds: 400 + 20*s.rng.Float64()}
 	m, err := reg.Import(ctx, st.Iteration, func(_ context.Context, name string) error {
 		s.srv.Random(name, modelgen.Llama)
 		return nil
@@ -179,7 +183,7 @@ func (s *sim) iterate(delta float64, untrained bool, rule gate.Rule) {
 		t.Fatal(err)
 	}
 	st.Verdict = &v
-	h.Model, h.Accepted, h.Trained = m.Name, v.Accept, st.Trained
+	h.Model, h.Accepted, h.Trained, h.Verdict = m.Name, v.Accept, st.Trained, st.Verdict
 	if v.Accept {
 		fr.PolicyUpdated()
 		h.Outcome = m.Name + " accepted and in use: " + v.Reason
@@ -217,7 +221,7 @@ func writeJSON(t *testing.T, path string, v any) {
 func realistic(t *testing.T, srv *ollamatest.Server) *sim {
 	s := newSim(t, srv, 7, 150)
 	rule := gate.DefaultRule()
-	for i, d := range []float64{0.5, 0.4, 0, -1.2, 0.5, 0.3, 0.4, 0.3} {
+	for i, d := range []float64{0.35, 0.3, 0, -1, 0.3, 0.25, 0.3, 0.2} {
 		s.iterate(d, i == 2, rule)
 	}
 	return s

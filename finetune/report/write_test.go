@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"html"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/ollama/ollamatest"
+)
+
+// imgSrc finds the page's <img src> references.
+var imgSrc = regexp.MustCompile(`<img src="([^"]+)"`)
+
+// checkPage reads the page Write wrote and checks that every image it references is a file
+// beside it that decodes as a PNG of the size the page gives it; it returns the page.
+func checkPage(t *testing.T, path string) (string, []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	var files []string
+	for _, m := range imgSrc.FindAllStringSubmatch(page, -1) {
+		files = append(files, m[1])
+		f, err := os.ReadFile(filepath.Join(filepath.Dir(path), m[1]))
+		if err != nil {
+			t.Errorf("the page references %s: %v", m[1], err)
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader(f))
+		if err != nil {
+			t.Errorf("%s: %v", m[1], err)
+			continue
+		}
+		if r := img.Bounds(); r.Dx() != pixels(plotW) || r.Dy() != pixels(plotH) || r.Dx() < 600 {
+			t.Errorf("%s is %v", m[1], r)
+		}
+		// A plot is not blank: a white page with nothing drawn would decode too.
+		if colours := distinctColours(img); colours < 20 {
+			t.Errorf("%s has %d colours: blank?", m[1], colours)
+		}
+	}
+	for _, bad := range []string{"<script", "http://", "https://", "<link"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q: it must open offline with nothing fetched", bad)
+		}
+	}
+	return page, files
+}
+
+func TestWritePage(t *testing.T) {
+	sim := realistic(t, ollamatest.Shared(t))
+	s, err := Collect(sim.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	path, err := Write(out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, files := checkPage(t, path)
+	if len(files) != len(figures) {
+		t.Errorf("the page shows %v, want all of %d figures", files, len(figures))
+	}
+	// The headline numbers are on the page as the Summary has them.
+	for _, want := range []string{interval(s.HeldOutNow), interval(s.HeldOutStart), s.InUse, "Wilson"} {
+		if !strings.Contains(page, html.EscapeString(want)) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if want := "<b>" + strconv.Itoa(s.Tasks.InBand) + " in the band</b>"; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	if dir := os.Getenv("FROGNANO_REPORT_EXAMPLE"); dir != "" { // for docs/finetune-report.png
+		if _, err := Write(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWriteNotStarted: the page of a repository never fine-tuned says how to start, with no plot.
+func TestWriteNotStarted(t *testing.T) {
+	s, err := Collect(Options{Repo: "/home/me/project", Dir: t.TempDir(), RegistryDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(t.TempDir(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, files := checkPage(t, path)
+	if len(files) != 0 || !strings.Contains(page, "frognano finetune step --repo DIR") {
+		t.Errorf("files %v; page:\n%s", files, page)
+	}
+}
+
+// TestWriteNoIterationYet: a loop whose first iteration is under way has a page with its
+// headline and the tasks it made, and no plot of iterations.
+func TestWriteNoIterationYet(t *testing.T) {
+	sim := newSim(t, ollamatest.Shared(t), 1, 10)
+	sim.st.Iteration, sim.st.Phase = 1, "rollouts"
+	sim.save()
+	s, err := Collect(sim.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(t.TempDir(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, files := checkPage(t, path)
+	if len(files) != 1 || files[0] != "tasks.png" || !strings.Contains(page, "No iteration has finished yet") || !strings.Contains(page, "<b>rollouts</b>") {
+		t.Errorf("files %v; page:\n%s", files, page)
+	}
+}
+
+func distinctColours(img image.Image) int {
+	seen := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}
