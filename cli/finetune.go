@@ -17,7 +17,7 @@ var finetuneCommands = []command{
 	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
 	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
 	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},
-	{"report", "write a report with plots (not yet available)", notYet("finetune report", "the fine-tuning report")},
+	{"report", "write an HTML report with plots: held-out pass rate per checkpoint, reward, the band, task mix, time", runFinetuneReport},
 	{"models", "list the models fine-tuning made for a repository, marking the one in use", runFinetuneModels},
 	{"rollback", "switch the language server back to the previous fine-tuned model (or the base)", runFinetuneRollback},
 }
