@@ -9,10 +9,17 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/internal/gocache"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
 
-func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
+// TestMain lets the test binary be the GOCACHEPROG helper of the real iteration's episodes
+// (TestRealIteration: they run with the trusted Go build cache, whose helper is their
+// os.Executable), and stops the shared Ollama server at the end.
+func TestMain(m *testing.M) {
+	gocache.HelperMain()
+	os.Exit(ollamatest.Main(m))
+}
 
 // TestWilson checks the interval against R's prop.test(5, 10, correct=FALSE) and the closed
 // forms at the edges: with no success the upper bound is z²/(n+z²), with all of them the
@@ -63,7 +70,7 @@ func TestUnreadableState(t *testing.T) {
 // to the loop's own.
 func TestCollect(t *testing.T) {
 	srv := ollamatest.Shared(t)
-	sim := realistic(t, srv)
+	sim := realistic(t, srv, filepath.Join(t.TempDir(), "repo"))
 	s, err := Collect(sim.options())
 	if err != nil {
 		t.Fatal(err)

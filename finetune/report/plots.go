@@ -52,7 +52,7 @@ var figures = []figure{
 		"Each model's pass rate on the held-out tasks (never trained on), pooled over its episodes, with its 95% Wilson score interval. Step 0 is the base model. Green: accepted by the gate; red: rejected; the ring marks the model in use. The interval treats episodes as independent, so it is narrower than the truth when tasks differ in difficulty; the gate itself compares the models task by task.",
 		heldOutPlot},
 	{"reward.png", "Reward and the band over iterations",
-		"Mean reward of each iteration's training rollouts, the share of its groups whose rewards differed (only those teach anything), and the share of the training tasks rolled out so far whose estimated pass rate lies in the band (the frontier replayed from the rollouts).",
+		"Mean reward of each iteration's training rollouts; groups varied: the share of its groups whose rewards differed (only those teach anything); in the band: the share of the training tasks rolled out so far whose estimated pass rate lies in the band after the iteration (the frontier replayed from the rollouts).",
 		rewardPlot},
 	{"tasks.png", "Task mix by synthesizer and difficulty",
 		"Tasks made, by synthesizer and rung of the frontier's ladder (0 is the easiest: the file and function named, one small bug).",
@@ -229,12 +229,12 @@ func rewardPlot(s *Summary) (*plot.Plot, error) {
 		return nil, err
 	}
 	if len(varied) > 0 {
-		if err := line(p, "groups whose rewards differed", orange, true, varied); err != nil {
+		if err := line(p, "groups varied", orange, true, varied); err != nil {
 			return nil, err
 		}
 	}
 	if len(band) > 0 {
-		if err := line(p, fmt.Sprintf("tasks in the band %.1f–%.1f", s.BandLow, s.BandHigh), green, false, band); err != nil {
+		if err := line(p, fmt.Sprintf("in the band %.1f–%.1f", s.BandLow, s.BandHigh), green, false, band); err != nil {
 			return nil, err
 		}
 	}

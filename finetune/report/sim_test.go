@@ -46,15 +46,32 @@ type sim struct {
 	seconds map[string]float64
 }
 
-func newSim(t *testing.T, srv *ollamatest.Server, seed uint64, nTasks int) *sim {
-	repo := filepath.Join(t.TempDir(), "repo")
+// newSim makes the frontier's tasks: held held-out ones and train training ones (the
+// held-out split is by a hash of the ID, as synthesis makes them).
+func newSim(t *testing.T, srv *ollamatest.Server, seed uint64, held, train int) *sim {
+	return newSimAt(t, srv, filepath.Join(t.TempDir(), "repo"), seed, held, train)
+}
+
+// newSimAt is newSim for a repository at repo (which need not exist).
+func newSimAt(t *testing.T, srv *ollamatest.Server, repo string, seed uint64, held, train int) *sim {
 	s := &sim{t: t, repo: repo, dir: t.TempDir(), reg: t.TempDir(), srv: srv, rng: rand.New(rand.NewPCG(seed, 1)), g: 8, tasks: 8,
 		difficulty: map[string]float64{}, skills: map[string]float64{"base:1b": 0}, written: map[string][]float64{}, seconds: map[string]float64{}}
 	fr := frontier.New(frontier.Config{Synthesizers: []string{"mutation", "removal", "history"}, Seed: seed})
 	s.st = &loop.State{Version: loop.Version, Repo: repo, Base: "base:1b", Phase: loop.PhaseDone, Frontier: fr}
 	synths := []string{"mutation", "mutation", "removal", "history"}
-	for i := range nTasks {
+	for i := 0; held+train > 0; i++ {
 		id := fmt.Sprintf("task-%03d", i)
+		if frontier.IsHeldOut(id, fr.Config.HeldOut) {
+			if held == 0 {
+				continue
+			}
+			held--
+		} else {
+			if train == 0 {
+				continue
+			}
+			train--
+		}
 		rung := i % 5
 		fr.Add(id, frontier.Request{Synthesizer: synths[i%len(synths)], Rung: rung, Setting: fr.Config.Ladder[rung]})
 		s.difficulty[id] = float64(rung)*0.7 - 1.2 + 0.6*s.rng.NormFloat64()
@@ -218,8 +235,8 @@ func writeJSON(t *testing.T, path string, v any) {
 
 // realistic is a run of eight iterations: mostly gains, one untrained, one candidate that
 // fell and was rejected.
-func realistic(t *testing.T, srv *ollamatest.Server) *sim {
-	s := newSim(t, srv, 7, 150)
+func realistic(t *testing.T, srv *ollamatest.Server, repo string) *sim {
+	s := newSimAt(t, srv, repo, 7, 24, 40)
 	rule := gate.DefaultRule()
 	for i, d := range []float64{0.35, 0.3, 0, -1, 0.3, 0.25, 0.3, 0.2} {
 		s.iterate(d, i == 2, rule)

@@ -22,6 +22,7 @@ var pageText string
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"pct":      pct,
 	"interval": interval,
+	"bounds":   bounds,
 	"minutes":  minutes,
 	"first":    func(s string) string { s, _, _ = strings.Cut(s, ": "); return s },
 }).Parse(pageText))
@@ -76,6 +77,15 @@ func interval(p *PassRate) string {
 		return "not measured yet"
 	}
 	return fmt.Sprintf("%s [%s, %s] (%d of %d episodes, %d tasks)", pct(p.Rate), pct(p.Low), pct(p.High), p.Successes, p.Attempts, p.Tasks)
+}
+
+// bounds is interval without the rate: "[33.0%, 49.8%] (66 of 160 episodes, 20 tasks)".
+func bounds(p *PassRate) string {
+	if p == nil {
+		return "not measured yet"
+	}
+	_, b, _ := strings.Cut(interval(p), " ")
+	return b
 }
 
 func minutes(sec float64) string {

@@ -57,7 +57,11 @@ func checkPage(t *testing.T, path string) (string, []string) {
 }
 
 func TestWritePage(t *testing.T) {
-	sim := realistic(t, ollamatest.Shared(t))
+	repo, example := filepath.Join(t.TempDir(), "repo"), os.Getenv("FROGNANO_REPORT_EXAMPLE")
+	if example != "" { // the page of docs/finetune-report.png, with a repository's path as a user's would be
+		repo = "/home/dev/src/myproject"
+	}
+	sim := realistic(t, ollamatest.Shared(t), repo)
 	s, err := Collect(sim.options())
 	if err != nil {
 		t.Fatal(err)
@@ -72,16 +76,19 @@ func TestWritePage(t *testing.T) {
 		t.Errorf("the page shows %v, want all of %d figures", files, len(figures))
 	}
 	// The headline numbers are on the page as the Summary has them.
-	for _, want := range []string{interval(s.HeldOutNow), interval(s.HeldOutStart), s.InUse, "Wilson"} {
+	for _, want := range []string{bounds(s.HeldOutNow), bounds(s.HeldOutStart), s.InUse, "Wilson"} {
 		if !strings.Contains(page, html.EscapeString(want)) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if want := "<b>" + strconv.Itoa(s.Tasks.InBand) + " in the band</b>"; !strings.Contains(page, want) {
-		t.Errorf("the page lacks %q", want)
+	for _, want := range []string{"<b>" + strconv.Itoa(s.Tasks.InBand) + " in the band</b>",
+		`<span class="big">` + pct(s.HeldOutNow.Rate) + "</span>", `<span class="big">` + pct(s.HeldOutStart.Rate) + "</span>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
-	if dir := os.Getenv("FROGNANO_REPORT_EXAMPLE"); dir != "" { // for docs/finetune-report.png
-		if _, err := Write(dir, s); err != nil {
+	if example != "" {
+		if _, err := Write(example, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,7 +113,7 @@ func TestWriteNotStarted(t *testing.T) {
 // TestWriteNoIterationYet: a loop whose first iteration is under way has a page with its
 // headline and the tasks it made, and no plot of iterations.
 func TestWriteNoIterationYet(t *testing.T) {
-	sim := newSim(t, ollamatest.Shared(t), 1, 10)
+	sim := newSim(t, ollamatest.Shared(t), 1, 2, 8)
 	sim.st.Iteration, sim.st.Phase = 1, "rollouts"
 	sim.save()
 	s, err := Collect(sim.options())
