@@ -27,10 +27,13 @@
 //   - loop: one iteration of the online loop (synth → rollouts → frontier update → GRPO
 //     train → merged export imported under the registry's name → held-out gate → switch)
 //     as a resumable state machine over one atomic state file; `frognano finetune step`.
+//   - report: what the loop did, read from its files (Collect: headline numbers and series,
+//     which status shows too) and rendered as an HTML page with PNG plots (Write);
+//     `frognano finetune report`.
 //
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: the daemon that runs the loop's iterations, and the report;
+// Still to come: the daemon that runs the loop's iterations;
 // `frognano finetune --help` says which steps exist.
 package finetune
