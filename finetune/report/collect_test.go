@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/internal/gocache"
@@ -71,7 +72,9 @@ func TestUnreadableState(t *testing.T) {
 func TestCollect(t *testing.T) {
 	srv := ollamatest.Shared(t)
 	sim := realistic(t, srv, filepath.Join(t.TempDir(), "repo"))
+	start := time.Now()
 	s, err := Collect(sim.options())
+	t.Logf("Collect: %v", time.Since(start)) // status calls it: how long a few thousand records take
 	if err != nil {
 		t.Fatal(err)
 	}
