@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,7 +19,8 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 	}
 	defer c.Close()
 	e := &Env{Version: Version, Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Kind: s.Detection.Kind,
-		Command: s.Detection.Command, Tests: map[string]Result{}, Broken: map[string]string{},
+		Command: s.Detection.Command, Modules: s.Detection.Modules, Workspace: s.Detection.Workspace,
+		Tests: map[string]Result{}, Broken: map[string]string{},
 		PackageTimeout: opts.PackageTimeout.Seconds(), Created: start.UTC()}
 	if s.Detection.Script() {
 		e.Runner = s.Detection.Runner
@@ -31,7 +33,7 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	if e.Kind == KindGo {
-		e.Command = goTestCmd(opts.PackageTimeout, "")
+		e.Command = e.goTestCmd(opts.PackageTimeout, "")
 	}
 	// A suite with a hung test takes the whole package time limit per run; the sandbox's
 	// own limit is a backstop for a command that ignores go test's.
@@ -72,7 +74,7 @@ func (s *Session) build(ctx context.Context, opts Options) (*Env, error) {
 	}
 	for pkg, names := range failing {
 		sort.Strings(names)
-		out, err := c.Run(ctx, goTestCmd(opts.PackageTimeout, "-run="+shellQuote(RunRegexp(names)), pkg), suiteTimeout)
+		out, err := c.Run(ctx, e.goTestCmd(opts.PackageTimeout, "-run="+shellQuote(RunRegexp(names)), pkg), suiteTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +141,7 @@ func (e *Env) runSuite(ctx context.Context, c *Copy, command string, timeout tim
 		}
 		for pkg := range again {
 			opts.Progress("running " + pkg + " again without its hung tests")
-			out, err := c.Run(ctx, goTestCmd(opts.PackageTimeout, "-skip="+shellQuote(RunRegexp(skip[pkg])), pkg), timeout)
+			out, err := c.Run(ctx, e.goTestCmd(opts.PackageTimeout, "-skip="+shellQuote(RunRegexp(skip[pkg])), pkg), timeout)
 			if err != nil {
 				return Results{}, err
 			}
@@ -175,11 +177,20 @@ func tail(s string, n int) string {
 	return s
 }
 
-// listPackages asks go list for the module's packages, their files and what their test
-// binaries are built from.
+// listPackages asks go list, in each module's folder, for the module's packages, their
+// files and what their test binaries are built from.
 func (e *Env) listPackages(ctx context.Context, c *Copy) error {
 	e.Packages = map[string]Package{}
-	out, err := c.Run(ctx, `go list -m -f 'module|{{.Path}}' && go list -e -test -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles ","}}|{{join .Deps " "}}' ./...`, 5*time.Minute)
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	for i, m := range e.Modules {
+		if m.Dir == "." {
+			e.Module = m.Path
+		}
+		// ./... in a module's folder is its packages only: a nested module's are not.
+		fmt.Fprintf(&script, "echo 'module|%d'\n(cd %s && go list -e -test -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Deps \" \"}}' ./...)\n", i, shellQuote(m.Dir))
+	}
+	out, err := c.Run(ctx, script.String(), 5*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -187,10 +198,12 @@ func (e *Env) listPackages(ctx context.Context, c *Copy) error {
 		return fmt.Errorf("%w: go list: %s", ErrSuiteCrashed, tail(out.Stderr, 400))
 	}
 	deps := map[string][]string{} // package → its test binary's deps
+	var mod Module
 	for _, line := range strings.Split(out.Stdout, "\n") {
 		f := strings.SplitN(line, "|", 4)
 		if len(f) == 2 && f[0] == "module" {
-			e.Module = f[1]
+			i, _ := strconv.Atoi(f[1])
+			mod = e.Modules[i]
 			continue
 		}
 		if len(f) != 4 {
@@ -205,13 +218,13 @@ func (e *Env) listPackages(ctx context.Context, c *Copy) error {
 		default:
 			rel, err := filepath.Rel(c.WS.Root, dir)
 			if err != nil || strings.HasPrefix(rel, "..") {
-				continue // outside the copy: not the module's
+				continue // outside the copy: not the repository's
 			}
 			var gofiles []string
 			if files != "" {
 				gofiles = strings.Split(files, ",")
 			}
-			e.Packages[path] = Package{Dir: filepath.ToSlash(rel), GoFiles: gofiles}
+			e.Packages[path] = Package{Dir: filepath.ToSlash(rel), Module: mod.Dir, GoFiles: gofiles}
 		}
 	}
 	for pkg, ds := range deps {

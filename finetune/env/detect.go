@@ -15,7 +15,10 @@ import (
 //	{"version": 1, "command": "go test -json -tags integration ./...", "format": "go-test-json"}
 //
 // command runs in the sandbox (bash -lc) at the top of a private copy and reports its
-// results in format:
+// results in format (a repository of several Go modules without a go.work: the command
+// changes into each module's folder itself, e.g. "go test -json ./... && cd tools && go test
+// -json ./..."; go runs with GOWORK=off there, and with the go.work at the top when there is
+// one):
 //
 //	go-test-json  the output of `go test -json` on stdout (a Go module)
 //	junit-xml     JUnit XML written to $FROGNANO_RESULTS (pytest: --junitxml=$FROGNANO_RESULTS)
@@ -77,6 +80,10 @@ type Detection struct {
 	ReadOnly []string
 	// Reporter is the path of frognano's reporter for node --test (js.go).
 	Reporter string
+	// Modules are the Go modules (a Go suite, or a command on one), and Workspace whether a
+	// go.work at the top ties them: see [Modules].
+	Modules   []Module
+	Workspace bool
 	// Unsupported, when not empty, says why this version cannot run the suite and what to
 	// do instead, as one sentence for people.
 	Unsupported string
@@ -88,6 +95,19 @@ var ErrUnsupported = errors.New("unsupported test suite")
 // Detect looks at the tree in dir (a Checkout, never the user's work tree). Where a Python
 // or JS/TS suite finds its packages is the user's business: see locate.
 func Detect(dir string) (Detection, error) {
+	d, err := detect(dir)
+	if err != nil || d.Unsupported != "" || (d.Kind != KindGo && d.Kind != KindCommand) {
+		return d, err
+	}
+	if d.Modules, d.Workspace, err = Modules(dir); err != nil {
+		d.Unsupported = fmt.Sprintf("the Go modules could not be read (%v); fix the go.mod or go.work, or name a command in %s", err, ConfigFile)
+	} else if len(d.Modules) == 0 {
+		d.Unsupported = "the go.work uses no module"
+	}
+	return d, nil
+}
+
+func detect(dir string) (Detection, error) {
 	lang := language(dir)
 	if b, err := readRegular(filepath.Join(dir, ConfigFile)); err == nil {
 		var c Config
@@ -104,7 +124,7 @@ func Detect(dir string) (Detection, error) {
 		switch {
 		case d.Format == FormatGoTestJSON && lang == KindGo:
 		case d.Format == FormatGoTestJSON:
-			d.Unsupported = fmt.Sprintf("%s names the format %q, which needs a Go module (go.mod at the top of the repository); a Python or JS/TS suite reports %q or %q", ConfigFile, d.Format, FormatJUnitXML, FormatJestJSON)
+			d.Unsupported = fmt.Sprintf("%s names the format %q, which needs a Go module (a go.mod or go.work at the top of the repository, or go.mod files below it when the top is no Python or JS/TS project); a Python or JS/TS suite reports %q or %q", ConfigFile, d.Format, FormatJUnitXML, FormatJestJSON)
 		case d.Format != FormatJUnitXML && d.Format != FormatJestJSON:
 			d.Unsupported = fmt.Sprintf("%s names the format %q, and this version reads %q, %q and %q", ConfigFile, c.Format, FormatGoTestJSON, FormatJUnitXML, FormatJestJSON)
 		case lang != KindPython && lang != KindJavaScript:
@@ -124,19 +144,23 @@ func Detect(dir string) (Detection, error) {
 	case KindJavaScript:
 		return detectJS(dir), nil
 	}
-	return Detection{Unsupported: fmt.Sprintf("no test suite found: synthesis needs a Go module (go.mod), a Python project (pyproject.toml, setup.py, setup.cfg, pytest.ini or tox.ini) or a package.json with a test script at the top, or a command in %s", ConfigFile)}, nil
+	return Detection{Unsupported: fmt.Sprintf("no test suite found: synthesis needs a Go module (go.mod, anywhere but vendor, testdata or hidden folders, or a go.work), a Python project (pyproject.toml, setup.py, setup.cfg, pytest.ini or tox.ini) or a package.json with a test script at the top, or a command in %s", ConfigFile)}, nil
 }
 
-// language is what the repository at dir is written in, by the files at its top.
+// language is what the repository at dir is written in, by the files at its top; Go too
+// when the top is none of these but holds Go modules below (tools/go.mod, services/*/go.mod).
 func language(dir string) string {
 	switch {
-	case exists(filepath.Join(dir, "go.mod")):
+	case exists(filepath.Join(dir, "go.mod")) || exists(filepath.Join(dir, "go.work")):
 		return KindGo
 	case exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "pytest.ini")) ||
 		exists(filepath.Join(dir, "setup.py")) || exists(filepath.Join(dir, "setup.cfg")) || exists(filepath.Join(dir, "tox.ini")):
 		return KindPython
 	case exists(filepath.Join(dir, "package.json")) && testScript(filepath.Join(dir, "package.json")) != "":
 		return KindJavaScript
+	}
+	if mods, _, err := Modules(dir); err == nil && len(mods) > 0 {
+		return KindGo
 	}
 	return ""
 }

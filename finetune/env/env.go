@@ -18,7 +18,9 @@ import (
 )
 
 // Version of the cached Env format; a cache entry of another version is made again.
-const Version = 1
+// Version 2 added the Go modules (Modules, Workspace, Package.Module): a version 1 entry
+// saw the module at the top only, and is made again.
+const Version = 2
 
 // Options tune Open. The zero value works.
 type Options struct {
@@ -62,10 +64,16 @@ type Env struct {
 	Commit  string `json:"commit"`
 	Kind    string `json:"kind"`
 	Command string `json:"command"`
-	Module  string `json:"module,omitempty"` // the Go module's path
+	// Module is the path of the Go module at the top ("" when the top has none).
+	Module string `json:"module,omitempty"`
+	// Modules are every Go module the suite runs (the top's first), and Workspace whether
+	// a go.work at the top ties them (go runs with it; without, with GOWORK=off in each
+	// module's folder). See [Modules].
+	Modules   []Module `json:"modules,omitempty"`
+	Workspace bool     `json:"workspace,omitempty"`
 	// Tests by TestID: pass, fail, skip, flaky or hung.
 	Tests map[string]Result `json:"tests"`
-	// Packages of the module by import path (Go).
+	// Packages of the modules by import path (Go).
 	Packages map[string]Package `json:"packages"`
 	// Runner of a Python or JS/TS suite, and Sources, the files mutations may change there
 	// (slash paths from the top; their tests are not among them).
@@ -83,9 +91,13 @@ type Env struct {
 // Package is one package of a Go module.
 type Package struct {
 	Dir string `json:"dir"` // relative to the top, slash-separated; "." for the top
+	// Module is the folder of its module (a Module's Dir): its tests run there.
+	Module string `json:"module"`
 	// GoFiles are the package's non-test Go files, as go list chose them (build tags).
 	GoFiles []string `json:"go_files,omitempty"`
-	// TestDeps are the module's packages its test binary is built from (itself included):
+	// TestDeps are the repository's packages its test binary is built from (itself
+	// included; another module's, when its module requires that one through a replace or
+	// the go.work):
 	// a change in one of them can change its tests' outcome.
 	TestDeps []string `json:"test_deps,omitempty"`
 	Seconds  float64  `json:"seconds,omitempty"` // its tests' run time on the clean commit
@@ -187,17 +199,11 @@ func loadEnv(p, commit string) (*Env, error) {
 	return &e, nil
 }
 
-// goTestCmd is the go test command line for pkgs (import paths; none: ./...).
-func goTestCmd(timeout time.Duration, extra string, pkgs ...string) string {
-	args := "./..."
-	if len(pkgs) > 0 {
-		q := make([]string, len(pkgs))
-		for i, p := range pkgs {
-			q[i] = shellQuote(p)
-		}
-		args = strings.Join(q, " ")
-	}
-	return fmt.Sprintf("go test -json -count=1 -vet=off -timeout=%s %s %s", timeout, extra, args)
+// goTestCmd is the go test command for pkgs (import paths; none: ./... in every module).
+func (e *Env) goTestCmd(timeout time.Duration, extra string, pkgs ...string) string {
+	return e.InModules(pkgs, func(args string) string {
+		return fmt.Sprintf("go test -json -count=1 -vet=off -timeout=%s %s %s", timeout, extra, args)
+	})
 }
 
 // RunRegexp matches exactly names (for -run and -skip).

@@ -27,6 +27,7 @@ type Session struct {
 type Copy struct {
 	WS     *workspace.Workspace
 	runner *sandbox.Runner
+	gowork string // GOWORK for go: the copy's go.work, or off
 }
 
 // NewSession exports repo's HEAD into a private temporary folder and detects its suite.
@@ -124,13 +125,19 @@ func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, err
 		ws.Remove()
 		return nil, err
 	}
-	return &Copy{WS: ws, runner: r}, nil
+	gowork := "off"
+	if s.Detection.Workspace {
+		gowork = filepath.Join(ws.Root, "go.work")
+	}
+	return &Copy{WS: ws, runner: r, gowork: gowork}, nil
 }
 
 // Run runs command (bash) at the top of the copy. Go never fetches a toolchain there: the
 // sandbox has no network, and a clear build failure beats a download that cannot happen.
+// GOWORK is explicit: the go.work at the top of the copy when detection honoured one,
+// else off, so that a module runs alone whatever go.work a folder above it may hold.
 func (c *Copy) Run(ctx context.Context, command string, timeout time.Duration) (sandbox.Output, error) {
-	return c.runner.Run(ctx, sandbox.Cmd{Dir: c.WS.Root, Command: "export GOTOOLCHAIN=local GOFLAGS=\"$GOFLAGS -buildvcs=false\"; " + command, Timeout: timeout})
+	return c.runner.Run(ctx, sandbox.Cmd{Dir: c.WS.Root, Command: "export GOTOOLCHAIN=local GOFLAGS=\"$GOFLAGS -buildvcs=false\" GOWORK=" + shellQuote(c.gowork) + "; " + command, Timeout: timeout})
 }
 
 // Path is rel inside the copy.

@@ -1,0 +1,134 @@
+package env
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/finetune/internal/fixture"
+)
+
+func TestModulesFound(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		files     map[string]string
+		want      []Module
+		workspace bool
+		err       string
+	}{
+		{"nested and replaced", fixture.MultiModule(), []Module{{"example.com/app", "."}, {"example.com/lib", "lib"}, {"example.com/app/tools", "tools"}}, false, ""},
+		{"go.work", fixture.Workspace(), []Module{{"example.com/a", "a"}, {"example.com/b", "b"}}, true, ""},
+		{"one", map[string]string{"go.mod": "module \"example.com/q\" // quoted\n"}, []Module{{"example.com/q", "."}}, false, ""},
+		{"use outside", map[string]string{"go.work": "go 1.22\nuse ../elsewhere\n"}, nil, true, "outside the repository"},
+		{"use missing", map[string]string{"go.work": "go 1.22\nuse ./gone\n"}, nil, true, "gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for rel, content := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, p, content)
+			}
+			got, ws, err := Modules(dir)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || ws != tc.workspace || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Modules = %v, workspace %v, %v; want %v, %v", got, ws, err, tc.want, tc.workspace)
+			}
+		})
+	}
+}
+
+// TestOpenModules runs the suite of a repository of three modules, one required by the top
+// through a replace and one nested under the top's path: every module's tests run in its
+// own folder, no package is counted twice or in the wrong module, and a change to the
+// required module affects the tests of the module that requires it.
+func TestOpenModules(t *testing.T) {
+	s, err := Open(context.Background(), fixture.Repo(t, fixture.MultiModule()), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := s.Env
+	if e.Module != "example.com/app" || len(e.Modules) != 3 || e.Workspace {
+		t.Errorf("module %q, modules %v, workspace %v", e.Module, e.Modules, e.Workspace)
+	}
+	wantPkgs := map[string]Package{
+		"example.com/app/report":      {Dir: "report", Module: "."},
+		"example.com/lib/calc":        {Dir: "lib/calc", Module: "lib"},
+		"example.com/app/tools/count": {Dir: "tools/count", Module: "tools"},
+	}
+	if len(e.Packages) != len(wantPkgs) {
+		t.Errorf("packages %v", e.Packages)
+	}
+	for pkg, want := range wantPkgs {
+		if got := e.Packages[pkg]; got.Dir != want.Dir || got.Module != want.Module {
+			t.Errorf("%s: dir %q module %q, want %q %q", pkg, got.Dir, got.Module, want.Dir, want.Module)
+		}
+	}
+	for _, id := range []string{"example.com/app/report TestSpread", "example.com/lib/calc TestAbs", "example.com/app/tools/count TestPositive"} {
+		if st := e.Tests[id].Status; st != Pass {
+			t.Errorf("%s: %q, want pass; tests %v, broken %v", id, st, e.Tests, e.Broken)
+		}
+	}
+	if got := e.Affected("example.com/lib/calc"); !reflect.DeepEqual(got, []string{"example.com/lib/calc", "example.com/app/report"}) {
+		t.Errorf("Affected(lib/calc) = %v", got)
+	}
+	if m := e.ModuleOf("example.com/app/tools/count"); m.Dir != "tools" {
+		t.Errorf("ModuleOf(tools/count) = %v", m)
+	}
+}
+
+// TestOpenWorkspace runs a go.work's modules with the workspace (b builds only with it)
+// and leaves out the module it does not use.
+func TestOpenWorkspace(t *testing.T) {
+	s, err := Open(context.Background(), fixture.Repo(t, fixture.Workspace()), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := s.Env
+	if !e.Workspace || e.Module != "" || len(e.Modules) != 2 {
+		t.Errorf("workspace %v, module %q, modules %v", e.Workspace, e.Module, e.Modules)
+	}
+	if e.Tests["example.com/b TestTotal"].Status != Pass || e.Tests["example.com/a/calc TestSum"].Status != Pass {
+		t.Errorf("tests %v, broken %v", e.Tests, e.Broken)
+	}
+	if _, ok := e.Tests["example.com/c TestC"]; ok {
+		t.Error("the module the go.work does not use ran")
+	}
+	if got := e.Affected("example.com/a/calc"); len(got) != 2 {
+		t.Errorf("Affected(a/calc) = %v", got)
+	}
+}
+
+// TestConfigCommandModules: a repository's own command still decides how the suite runs
+// when it has several modules; the packages are still found in every module.
+func TestConfigCommandModules(t *testing.T) {
+	files := fixture.MultiModule()
+	files[ConfigFile] = `{"version":1,"command":"cd lib && go test -json -count=1 ./..."}`
+	s, err := Open(context.Background(), fixture.Repo(t, files), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := s.Env
+	if e.Kind != KindCommand || len(e.Modules) != 3 {
+		t.Fatalf("kind %q, modules %v", e.Kind, e.Modules)
+	}
+	if _, ok := e.Tests["example.com/app/report TestSpread"]; ok || e.Tests["example.com/lib/calc TestAbs"].Status != Pass {
+		t.Errorf("not the configured command's tests: %v", e.Tests)
+	}
+	if e.Packages["example.com/app/report"].Module != "." {
+		t.Errorf("packages %v", e.Packages)
+	}
+}
