@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -21,7 +22,8 @@ import (
 
 // Coverage: a mutant in code that no passing test runs can never be a task, so it is not
 // worth a place in a switched build or a run. Before screening, the suite's passing tests
-// run once with Go's coverage over every package of the module (-coverpkg), and candidates
+// run once with Go's coverage over every package of the repository's modules (-coverpkg;
+// each module's tests in its folder, the profiles merged), and candidates
 // whose change lies outside every block those tests ran are set aside as not covered (as
 // Stryker reports "no coverage" mutants): counted, never validated. The profile is cached
 // by commit, as the environment is.
@@ -49,14 +51,18 @@ const coverageVersion = 1
 // be had, and then nothing is set aside.
 func (r *runner) coverage(ctx context.Context) *coverage {
 	e := r.s.Env
-	if e.Kind != env.KindGo || e.Module == "" {
+	mods := e.Modules
+	if len(mods) == 0 && e.Module != "" {
+		mods = []env.Module{{Path: e.Module, Dir: "."}}
+	}
+	if e.Kind != env.KindGo || len(mods) == 0 {
 		return nil
 	}
 	dir := r.opts.Env.CacheDir
 	if dir == "" {
 		dir = filepath.Join(cachedir.Dir(), "finetune", "env")
 	}
-	key := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", r.s.Checkout.Repo, e.Module, r.excluded)))
+	key := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", r.s.Checkout.Repo, moduleKey(mods), r.excluded)))
 	cachePath := filepath.Join(dir, "coverage", r.s.Checkout.Commit+"-"+hex.EncodeToString(key[:6])+".json")
 	if b, err := os.ReadFile(cachePath); err == nil {
 		var cv coverage
@@ -66,7 +72,7 @@ func (r *runner) coverage(ctx context.Context) *coverage {
 		}
 	}
 	start := time.Now()
-	cv, err := r.runCoverage(ctx)
+	cv, err := r.runCoverage(ctx, mods)
 	if err != nil {
 		return nil
 	}
@@ -77,12 +83,25 @@ func (r *runner) coverage(ctx context.Context) *coverage {
 	return cv
 }
 
-func (r *runner) runCoverage(ctx context.Context) (*coverage, error) {
+// moduleKey names the modules in the coverage cache's key: one module at the top keeps the
+// key it had before modules were recorded.
+func moduleKey(mods []env.Module) string {
+	if len(mods) == 1 && mods[0].Dir == "." {
+		return mods[0].Path
+	}
+	var parts []string
+	for _, m := range mods {
+		parts = append(parts, m.Path+"="+m.Dir)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r *runner) runCoverage(ctx context.Context, mods []env.Module) (*coverage, error) {
 	e := r.s.Env
 	var pkgs []string
 	for _, p := range sortedKeys(e.Packages) {
 		if len(r.selected(p)) > 0 {
-			pkgs = append(pkgs, env.ShellQuote(p))
+			pkgs = append(pkgs, p)
 		}
 	}
 	if len(pkgs) == 0 {
@@ -97,27 +116,52 @@ func (r *runner) runCoverage(ctx context.Context) (*coverage, error) {
 	if len(r.excluded) > 0 {
 		skip = "-skip=" + env.ShellQuote(env.RunRegexp(r.excluded))
 	}
-	// The profile is written by the commands' user, into a folder of theirs.
-	prof := ".frognano-cover/profile"
-	res, err := c.Run(ctx, fmt.Sprintf("mkdir -p .frognano-cover && go test -count=1 -vet=off -timeout=%s -covermode=set -coverpkg=%s -coverprofile=%s %s %s >/dev/null",
-		r.packageTimeout(), env.ShellQuote(e.Module+"/..."), prof, skip, strings.Join(pkgs, " ")), 4*r.packageTimeout()+5*time.Minute)
+	// Every module's packages, from every module's tests: a module's code may be run by
+	// the tests of one that requires it (go warns of a pattern no test depends on, and
+	// goes on).
+	var coverpkg []string
+	for _, m := range mods {
+		coverpkg = append(coverpkg, m.Path+"/...")
+	}
+	// The profiles are written by the commands' user, into a folder of theirs, one per
+	// module's run.
+	const profDir = ".frognano-cover"
+	n := 0
+	cmd := "top=\"$PWD\"\nmkdir -p " + profDir + " && " + e.InModules(pkgs, func(args string) string {
+		n++
+		return fmt.Sprintf("go test -count=1 -vet=off -timeout=%s -covermode=set -coverpkg=%s -coverprofile=\"$top\"/%s/profile-%d %s %s >/dev/null",
+			r.packageTimeout(), env.ShellQuote(strings.Join(coverpkg, ",")), profDir, n, skip, args)
+	})
+	res, err := c.Run(ctx, cmd, 4*r.packageTimeout()+5*time.Minute)
 	if err != nil {
 		return nil, err
 	}
 	if res.TimedOut {
 		return nil, errors.New("coverage timed out")
 	}
-	b, err := readSource(c.Path(prof))
-	if err != nil {
-		return nil, err
+	cv := &coverage{Version: coverageVersion, Commit: r.s.Checkout.Commit, Files: map[string][]coverBlock{}}
+	for i := 1; i <= n; i++ {
+		b, err := readSource(c.Path(fmt.Sprintf("%s/profile-%d", profDir, i)))
+		if err != nil {
+			return nil, err
+		}
+		cv.add(b, mods)
 	}
-	return parseCoverProfile(b, e.Module, r.s.Checkout.Commit), nil
+	return cv, nil
 }
 
 // parseCoverProfile reads go's profile ("mode: set", then "path/file.go:L.C,L.C stmts
-// count" lines), keeping the files of module (by path from its top) and their ran blocks.
-func parseCoverProfile(b []byte, module, commit string) *coverage {
+// count" lines), keeping the files of mods (by path from the top) and their ran blocks.
+func parseCoverProfile(b []byte, mods []env.Module, commit string) *coverage {
 	cv := &coverage{Version: coverageVersion, Commit: commit, Files: map[string][]coverBlock{}}
+	cv.add(b, mods)
+	return cv
+}
+
+// add merges a profile into cv: a block ran when it ran in some module's tests. A file
+// belongs to the module whose path is its longest prefix (a nested module's path may lie
+// under its parent's).
+func (cv *coverage) add(b []byte, mods []env.Module) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -127,7 +171,13 @@ func parseCoverProfile(b []byte, module, commit string) *coverage {
 			continue
 		}
 		file, rest := line[:colon], line[colon+1:]
-		rel, ok := strings.CutPrefix(file, module+"/")
+		rel, ok := "", false
+		best := -1
+		for _, m := range mods {
+			if r, found := strings.CutPrefix(file, m.Path+"/"); found && len(m.Path) > best {
+				rel, ok, best = path.Join(m.Dir, r), true, len(m.Path)
+			}
+		}
 		if !ok {
 			continue
 		}
@@ -143,7 +193,6 @@ func parseCoverProfile(b []byte, module, commit string) *coverage {
 			cv.Files[rel] = append(cv.Files[rel], blk)
 		}
 	}
-	return cv
 }
 
 // covers is whether some ran block overlaps m's change in src. A file the profile does not

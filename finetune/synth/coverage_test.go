@@ -1,6 +1,10 @@
 package synth
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/frognano/frognano/finetune/env"
+)
 
 // TestCoverage reads a profile and sets aside the mutants outside every block that ran.
 func TestCoverage(t *testing.T) {
@@ -8,7 +12,7 @@ func TestCoverage(t *testing.T) {
 	// A's first block (up to the if's brace) and its return 1 ran; B's blocks did not.
 	prof := "mode: set\nexample.com/m/p/p.go:3.19,4.11 1 1\nexample.com/m/p/p.go:4.11,6.3 1 1\nexample.com/m/p/p.go:7.2,7.10 1 0\n" +
 		"example.com/m/p/p.go:10.19,11.11 1 0\nexample.com/m/p/p.go:11.11,13.3 1 0\nexample.com/m/p/p.go:14.2,14.10 1 0\nexample.com/other/q.go:1.1,2.2 1 1\n"
-	cv := parseCoverProfile([]byte(prof), "example.com/m", "c0ffee")
+	cv := parseCoverProfile([]byte(prof), []env.Module{{Path: "example.com/m", Dir: "."}}, "c0ffee")
 	if _, ok := cv.Files["p/p.go"]; !ok || len(cv.Files) != 1 {
 		t.Fatalf("files %v", cv.Files)
 	}

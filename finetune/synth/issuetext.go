@@ -56,15 +56,15 @@ func levelZero(funcs []funcRef, hint string, failToPass []string) task.Issue {
 	return task.Issue{Level: HintLocation, Text: strings.TrimSpace(b.String())}
 }
 
-// levelOne is only what the failing tests printed, test by test.
-func levelOne(failToPass []string, output map[string]string) task.Issue {
-	return levelOneWith(failToPass, output, goRerun)
-}
-
-// goRerun is the go test command that runs one test.
-func goRerun(id string) string {
+// goRerun is the go test command that runs one test, from the top of the repository: go
+// finds a package by import path only in the folder of its module (dir, "." the top).
+func goRerun(id, dir string) string {
 	pkg, name := env.SplitID(id)
-	return fmt.Sprintf("go test -run '^%s$' %s", name, pkg)
+	cd := ""
+	if dir != "." && dir != "" {
+		cd = "cd " + env.ShellQuote(dir) + " && "
+	}
+	return fmt.Sprintf("%sgo test -run '^%s$' %s", cd, name, pkg)
 }
 
 // levelOneWith is levelOne with rerun saying how each failing test runs on its own.

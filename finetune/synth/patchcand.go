@@ -158,7 +158,7 @@ func (r *runner) packagesOf(changes []task.Change) []string {
 func (r *runner) patchTask(ctx context.Context, pc *patchCandidate, v *patchVerdict, id string) *task.Task {
 	t := &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
 		Patch: v.patch, FailToPass: v.failToPass, PassToPass: v.passToPass,
-		Test: task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"},
+		Test: r.testSpec(v.failToPass, v.passToPass),
 		Features: task.Features{Synthesizer: pc.synth, ChangedFiles: len(pc.changes), ChangedLines: task.ChangedLines(v.patch),
 			Bugs: max(pc.bugs, 1), FailToPass: len(v.failToPass), PassToPass: len(v.passToPass), TestDistance: v.distance},
 		Origin: pc.origin, Created: time.Now().UTC().Truncate(time.Second)}
@@ -167,7 +167,7 @@ func (r *runner) patchTask(ctx context.Context, pc *patchCandidate, v *patchVerd
 	}
 	funcs := changedFuncs(pc.changes)
 	level0 := levelZero(funcs, pc.hint, v.failToPass)
-	r.finishTask(ctx, t, funcs, []task.Issue{level0, levelOne(v.failToPass, v.output)}, v.output)
+	r.finishTask(ctx, t, funcs, []task.Issue{level0, levelOneWith(v.failToPass, v.output, r.rerun)}, v.output)
 	return t
 }
 

@@ -512,7 +512,7 @@ func (r *runner) screenedTask(v *verdict, id string) *task.Task {
 	m := v.m
 	return &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
 		Patch: v.patch, FailToPass: v.failToPass, PassToPass: []string{}, Status: task.StatusScreened,
-		Test:     r.testSpec(),
+		Test:     r.testSpec(v.failToPass),
 		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1, ChangedLines: task.ChangedLines(v.patch), Bugs: 1},
 		Origin:   task.Origin{Synthesizer: m.Synthesizer, Operator: m.Operator, File: m.File, Function: m.Func, Line: m.Line, Description: m.Desc},
 		Created:  time.Now().UTC().Truncate(time.Second)}
@@ -528,7 +528,7 @@ func (r *runner) task(ctx context.Context, v *verdict, id string) *task.Task {
 	}
 	t := &task.Task{Version: task.Version, ID: id, Repo: r.s.Checkout.Repo, BaseCommit: r.s.Checkout.Commit,
 		Patch: v.patch, FailToPass: v.failToPass, PassToPass: v.passToPass,
-		Test: r.testSpec(),
+		Test: r.testSpec(v.failToPass, v.passToPass),
 		Features: task.Features{Synthesizer: m.Synthesizer, Operator: m.Operator, ChangedFiles: 1,
 			ChangedLines: task.ChangedLines(v.patch), HintLevel: 1, Bugs: 1, FailToPass: len(v.failToPass),
 			PassToPass: len(v.passToPass), TestDistance: v.distance},
@@ -559,13 +559,26 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// testSpec says how the task's tests run.
-func (r *runner) testSpec() task.TestSpec {
+// testSpec says how the task's tests (ids) run: for Go, in which module's folder each of
+// their packages does.
+func (r *runner) testSpec(ids ...[]string) task.TestSpec {
 	if r.s.Detection.Script() {
 		kind, cmd := r.scriptTestSpec()
 		return task.TestSpec{Kind: kind, Command: cmd}
 	}
-	return task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"}
+	ts := task.TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}", Workspace: r.s.Env.Workspace}
+	for _, list := range ids {
+		for _, id := range list {
+			pkg, _ := env.SplitID(id)
+			if d := r.s.Env.ModuleOf(pkg).Dir; d != "." {
+				if ts.Modules == nil {
+					ts.Modules = map[string]string{}
+				}
+				ts.Modules[pkg] = d
+			}
+		}
+	}
+	return ts
 }
 
 // rerun is the command that runs one test, as a person types it.
@@ -573,7 +586,12 @@ func (r *runner) rerun(id string) string {
 	if r.s.Detection.Script() {
 		return r.rerunLine(id)
 	}
-	return goRerun(id)
+	return goRerun(id, r.s.Env.ModuleOf(pkgOf(id)).Dir)
+}
+
+func pkgOf(id string) string {
+	pkg, _ := env.SplitID(id)
+	return pkg
 }
 
 // issueTexts are the problem statements at hint levels 0 and 1. Neither shows the patch

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,9 +178,19 @@ func checkTask(t *testing.T, s *env.Session, tk *task.Task) {
 	for p := range pkgs {
 		plist = append(plist, p)
 	}
+	// Each package's tests run in the folder of its module, as the task says.
+	byDir := map[string][]string{}
+	for _, p := range plist {
+		d := tk.Test.ModuleDir(p)
+		byDir[d] = append(byDir[d], p)
+	}
+	var tests strings.Builder
+	for d, ps := range byDir {
+		fmt.Fprintf(&tests, " && (cd %s && go test -json -count=1 -vet=off -timeout=5s -run %s %s; true)", env.ShellQuote(d),
+			env.ShellQuote(env.RunRegexp(runNames)), strings.Join(ps, " "))
+	}
 	run := func(apply string) env.Results {
-		out, err := c.Run(context.Background(), apply+" && go test -json -count=1 -vet=off -timeout=5s -run "+
-			env.ShellQuote(env.RunRegexp(runNames))+" "+strings.Join(plist, " "), time.Minute)
+		out, err := c.Run(context.Background(), apply+tests.String(), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

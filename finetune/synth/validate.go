@@ -194,24 +194,30 @@ func (r *runner) binaryPackages(ms []Mutant) []string {
 // buildScript is the sandbox command that builds the switched test binaries of pkgs under
 // binDir, and where each lands. `go test -c -o dir/` names a binary after the last element
 // of its import path: the packages whose names are unique (and not a major-version suffix,
-// which go drops) share one go invocation, the others get one each.
+// which go drops) share one go invocation per module, the others get one each. Each
+// module's binaries are built in its folder (Env.InModules): the overlay names files by
+// absolute path, so a mutant of a module another one requires is switched there too.
 func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map[string]string) {
 	count := map[string]int{}
 	for _, p := range pkgs {
 		count[path.Base(p)]++
 	}
 	gc := ""
-	if r.s.Env.Module != "" {
-		// Every compiler error of the module's packages, not the first ten: blame needs them.
+	// Every compiler error of the repository's packages, not the first ten: blame needs them.
+	for _, m := range r.s.Env.Modules {
+		gc += " -gcflags=" + env.ShellQuote(m.Path+"/...=-e")
+	}
+	if len(r.s.Env.Modules) == 0 && r.s.Env.Module != "" {
 		gc = " -gcflags=" + env.ShellQuote(r.s.Env.Module+"/...=-e")
 	}
+	// Paths from the top: the builds run in the modules' folders.
 	build := fmt.Sprintf("go test -c -vet=off%s -overlay %s", gc, env.ShellQuote(overlay))
 	bins := map[string]string{}
 	var shared, single []string
 	for _, p := range pkgs {
 		base := path.Base(p)
 		if count[base] == 1 && !majorVersion.MatchString(base) && base != "." {
-			shared = append(shared, env.ShellQuote(p))
+			shared = append(shared, p)
 			bins[p] = binDir + "/" + base + ".test"
 		} else {
 			bins[p] = fmt.Sprintf("%s/single/%d.test", binDir, len(single))
@@ -219,12 +225,16 @@ func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map
 		}
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "mkdir -p %s/single || exit 1\nrc=0\n", env.ShellQuote(binDir))
+	fmt.Fprintf(&s, "top=\"$PWD\"\nmkdir -p %s/single || exit 1\nrc=0\n", env.ShellQuote(binDir))
 	if len(shared) > 0 {
-		fmt.Fprintf(&s, "%s -o %s/ %s || rc=1\n", build, env.ShellQuote(binDir), strings.Join(shared, " "))
+		fmt.Fprintf(&s, "(%s) || rc=1\n", r.s.Env.InModules(shared, func(args string) string {
+			return fmt.Sprintf("%s -o \"$top\"/%s/ %s", build, env.ShellQuote(binDir), args)
+		}))
 	}
 	for _, p := range single {
-		fmt.Fprintf(&s, "%s -o %s %s || rc=1\n", build, env.ShellQuote(bins[p]), env.ShellQuote(p))
+		fmt.Fprintf(&s, "(%s) || rc=1\n", r.s.Env.InModules([]string{p}, func(args string) string {
+			return fmt.Sprintf("%s -o \"$top\"/%s %s", build, env.ShellQuote(bins[p]), args)
+		}))
 	}
 	s.WriteString("exit $rc\n")
 	return s.String(), bins
@@ -472,21 +482,23 @@ func (r *runner) packageTimeout() time.Duration {
 	return time.Duration(r.s.Env.PackageTimeout * float64(time.Second))
 }
 
-// plainCommand runs the tests of pkgs (all when the repository names its own command)
-// without the tests that are flaky, failing or hang on the clean commit.
+// plainCommand runs the tests of pkgs (all when the repository names its own command),
+// each in its module's folder, without the tests that are flaky, failing or hang on the
+// clean commit.
 func (r *runner) plainCommand(pkgs []string) string {
 	if r.s.Env.Kind == env.KindCommand {
 		return r.s.Env.Command
-	}
-	q := make([]string, len(pkgs))
-	for i, p := range pkgs {
-		q[i] = env.ShellQuote(p)
 	}
 	skip := ""
 	if len(r.excluded) > 0 {
 		skip = "-skip=" + env.ShellQuote(env.RunRegexp(r.excluded))
 	}
-	return fmt.Sprintf("go test -json -count=1 -vet=off -timeout=%s %s %s", r.packageTimeout(), skip, strings.Join(q, " "))
+	if pkgs == nil {
+		pkgs = []string{} // the named packages, never ./...
+	}
+	return r.s.Env.InModules(pkgs, func(args string) string {
+		return fmt.Sprintf("go test -json -count=1 -vet=off -timeout=%s %s %s", r.packageTimeout(), skip, args)
+	})
 }
 
 // naive validates m the way SWE-smith and go-mutesting's drivers do: the whole suite on a

@@ -18,7 +18,8 @@
 //	FAIL_TO_PASS   tests that pass at base_commit and fail with the patch (hidden from the agent)
 //	PASS_TO_PASS   tests that pass in both (the ones that could be affected were run)
 //	test           how to run them: kind ("go", "python", "javascript") and command (a
-//	               template; see [TestSpec])
+//	               template; see [TestSpec]); for a Go repository of several modules,
+//	               modules (each test package's module folder) and workspace (see below)
 //	issue          the problem statement given to the agent, at one hint level
 //	other_issues   the same problem at the other hint levels available
 //	features       difficulty features the loop steers by (see [Features])
@@ -55,7 +56,17 @@
 // reverted on base_commit), "model" (a bug the agent wrote into origin.function),
 // "combined" (the patches of the tasks origin.parts in one; features.bugs counts them).
 // Fields added within version 1, absent from older files: features.locality,
-// features.call_depth, features.packages, origin.commit, origin.parts.
+// features.call_depth, features.packages, origin.commit, origin.parts, test.modules,
+// test.workspace.
+//
+// Go modules: a test's package builds and runs in the folder of its module, which
+// test.modules gives by package import path ("lib" for example.com/lib/calc; "." is the
+// top). A package it does not name, and every package of a task without it (a repository
+// of one module at its top, and tasks made before modules were recorded), is in the module
+// at the top. test.workspace true: the go.work at the top ties the modules and the tests
+// run with it; absent, each module runs alone (GOWORK=off). A reader that predates
+// test.modules looks for every package in the module at the top, where another module's
+// does not build: there such a task fails to score (an error, or reward 0), never passes.
 //
 // Fields may be added within a version; a field's meaning never changes without a new
 // version.
@@ -96,11 +107,27 @@ const StatusScreened = "screened"
 // TestSpec says how the task's tests run.
 type TestSpec struct {
 	Kind string `json:"kind"` // "go", "python", "javascript"
-	// Command runs the named tests at the top of the repository: {packages} becomes the
+	// Command runs the named tests at the top of the repository (Go: in the folder of
+	// their module, Modules): {packages} becomes the
 	// quoted import paths, {run} the quoted -run pattern of the test names (Go); {tests} the
 	// quoted pytest node ids (file::name), {files} the quoted test files and {names} a
 	// pattern of the test names (JS/TS).
 	Command string `json:"command"`
+	// Modules are the folders (slash paths from the top, "." the top) of the modules of
+	// the Go test packages not in the module at the top, by import path; absent when all
+	// are there.
+	Modules map[string]string `json:"modules,omitempty"`
+	// Workspace: the Go tests run with the go.work at the top (else GOWORK=off).
+	Workspace bool `json:"workspace,omitempty"`
+}
+
+// ModuleDir is the folder of the module of the Go package pkg, where its tests build and
+// run: "." (the top) unless Modules says otherwise.
+func (s TestSpec) ModuleDir(pkg string) string {
+	if d, ok := s.Modules[pkg]; ok && d != "" {
+		return d
+	}
+	return "."
 }
 
 // Issue is a problem statement at one hint level.
