@@ -15,8 +15,14 @@ import (
 
 // BuildCommand compiles every package's tests and what they import, and runs nothing: with
 // -exec the test binaries are handed to /bin/true, which also keeps go from caching a test
-// result. The environment is the one test runs use (finetune/env Copy.Run).
-const BuildCommand = `export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; go test -vet=off -exec=/bin/true -run='^$' ./...`
+// result. The environment is the one test runs use (finetune/env Copy.Run). It builds in
+// the folder of every Go module (finetune/env.Modules' rule: no vendor, testdata,
+// node_modules or hidden folders), with the go.work at the top when there is one, since
+// ./... at the top is the top's module only, and nothing when the top has none.
+const BuildCommand = `export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; [ -f go.work ] || export GOWORK=off
+find . \( -name vendor -o -name testdata -o -name node_modules -o -name '.?*' \) -prune -o -name go.mod -type f -print | while read -r m; do
+	(cd "$(dirname "$m")" && go test -vet=off -exec=/bin/true -run='^$' ./... </dev/null)
+done`
 
 // Build makes the trusted layer of the checkout in dir (the base commit, as frognano
 // exported it: finetune/env.Export) at dst, unless dst exists already. It runs BuildCommand
