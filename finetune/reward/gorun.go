@@ -10,6 +10,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/internal/gocache"
 )
 
@@ -65,6 +67,7 @@ import (
 // goRun is one package's test binary and what it is to run.
 type goRun struct {
 	pkg, dir string   // import path; folder relative to the top, slash-separated
+	mod      string   // its module's folder, where it builds (relative, slash-separated)
 	names    []string // the hidden tests of the package
 	canary   string   // frognano's test that passes
 	failing  string   // frognano's test that fails
@@ -73,20 +76,21 @@ type goRun struct {
 	buildErr string   // why it did not build
 }
 
-// runGo builds and runs the hidden tests of a Go task on the tree at root; tmp is the
-// run's private folder. It returns per hidden test whether it passed, and, when the
-// results cannot be trusted, why.
-func runGo(ctx context.Context, root, tmp string, hidden []string, o Options, res *Result) (passed map[string]bool, untrusted, broken string, err error) {
-	module, err := modulePath(root)
+// runGo builds and runs the hidden tests of a Go task on the tree at root, each package in
+// the module spec names; tmp is the run's private folder. It returns per hidden test
+// whether it passed, and, when the results cannot be trusted, why.
+func runGo(ctx context.Context, root, tmp string, spec task.TestSpec, hidden []string, o Options, res *Result) (passed map[string]bool, untrusted, broken string, err error) {
+	runs, err := planGo(root, spec, hidden)
 	if err != nil {
 		return nil, "", "", err
 	}
-	runs, err := planGo(root, module, hidden)
-	if err != nil {
-		return nil, "", "", err
+	// go.work is the base commit's (the agent's never reaches the tree: tree.go).
+	gowork := "off"
+	if spec.Workspace {
+		gowork = filepath.Join(root, "go.work")
 	}
 	start := time.Now()
-	if err := buildGo(ctx, root, tmp, runs, o); err != nil {
+	if err := buildGo(ctx, root, tmp, gowork, runs, o); err != nil {
 		return nil, "", "", err
 	}
 	res.Build = time.Since(start)
@@ -238,23 +242,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// modulePath is the module path in root's go.mod (the base commit's).
-func modulePath(root string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+// modulePath is the module path in dir's go.mod (the base commit's).
+func modulePath(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return "", fmt.Errorf("reward: a Go task with no go.mod at the top: %w", err)
+		return "", fmt.Errorf("reward: a Go task with no go.mod in its module's folder: %w", err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		l, _, _ = strings.Cut(l, "//") // a module path holds no "//"
-		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], "`\""), nil
-		}
+	if m := env.ModulePath(b); m != "" {
+		return m, nil
 	}
 	return "", errors.New("reward: go.mod names no module")
 }
 
-// planGo groups the hidden tests by package and writes each package's canary.
-func planGo(root, module string, hidden []string) ([]goRun, error) {
+// planGo groups the hidden tests by package and writes each package's canary. A package
+// lies in the module spec names for it (task.TestSpec.ModuleDir).
+func planGo(root string, spec task.TestSpec, hidden []string) ([]goRun, error) {
 	byPkg := map[string][]string{}
 	for _, id := range hidden {
 		pkg, name := env.SplitID(id)
@@ -264,7 +266,23 @@ func planGo(root, module string, hidden []string) ([]goRun, error) {
 		byPkg[pkg] = append(byPkg[pkg], name)
 	}
 	var runs []goRun
+	modules := map[string]string{} // folder → module path
 	for _, pkg := range sortedKeys(byPkg) {
+		mod := path.Clean(spec.ModuleDir(pkg))
+		if path.IsAbs(mod) || mod == ".." || strings.HasPrefix(mod, "../") {
+			return nil, fmt.Errorf("reward: the module folder %q of %s is outside the tree", mod, pkg)
+		}
+		module, ok := modules[mod]
+		if !ok {
+			if err := realParents(root, mod+"/go.mod"); err != nil {
+				return nil, err
+			}
+			var err error
+			if module, err = modulePath(filepath.Join(root, filepath.FromSlash(mod))); err != nil {
+				return nil, err
+			}
+			modules[mod] = module
+		}
 		dir := "."
 		if pkg != module {
 			rel, ok := strings.CutPrefix(pkg, module+"/")
@@ -273,6 +291,7 @@ func planGo(root, module string, hidden []string) ([]goRun, error) {
 			}
 			dir = rel
 		}
+		dir = path.Join(mod, dir)
 		if err := realParents(root, dir+"/x"); err != nil {
 			return nil, err
 		}
@@ -288,7 +307,7 @@ func planGo(root, module string, hidden []string) ([]goRun, error) {
 		}
 		names := byPkg[pkg]
 		sort.Strings(names)
-		runs = append(runs, goRun{pkg: pkg, dir: dir, names: names, canary: canary, failing: failing, src: p})
+		runs = append(runs, goRun{pkg: pkg, dir: dir, mod: mod, names: names, canary: canary, failing: failing, src: p})
 	}
 	return runs, nil
 }
@@ -318,9 +337,10 @@ func testPackageName(dir string) (string, error) {
 	return "", errors.New("no test file")
 }
 
-// buildGo compiles each package's test binary in the sandbox and moves it out of the tree
-// into tmp/bin, where the test run can only read it.
-func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) error {
+// buildGo compiles each package's test binary in the sandbox, in its module's folder with
+// GOWORK gowork, and moves it out of the tree into tmp/bin, where the test run can only
+// read it.
+func buildGo(ctx context.Context, root, tmp, gowork string, runs []goRun, o Options) error {
 	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-build")}
 	opts := sandbox.Options{Limits: runLimits(1 << 20)}
 	if err := layers.Sandbox(&opts, o.Exe); err != nil {
@@ -340,8 +360,15 @@ func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) err
 		run := &runs[i]
 		defer os.Remove(run.src) // built in, or not: either way no test run reads it
 		name := fmt.Sprintf("%d.test", i)
-		cmd := fmt.Sprintf(`export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; go test -c -vet=off -o %s %s`,
-			env.ShellQuote(out+"/"+name), env.ShellQuote("./"+run.dir))
+		rel, _ := strings.CutPrefix(run.dir, run.mod+"/")
+		if run.dir == run.mod {
+			rel = "."
+		}
+		// In the module's folder, from the top: the sandbox shows the command its own folder
+		// only, and the module may need the rest of the tree (a replace, the go.work).
+		cmd := fmt.Sprintf(`export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false" GOWORK=%s; cd %s && go test -c -vet=off -o %s %s`,
+			env.ShellQuote(gowork), env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.mod))),
+			env.ShellQuote(filepath.Join(root, out, name)), env.ShellQuote("./"+rel))
 		o, err := r.Run(ctx, sandbox.Cmd{Dir: root, Command: cmd, Timeout: 20 * time.Minute})
 		if err != nil {
 			return err

@@ -172,7 +172,7 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	var passed map[string]bool
 	var untrusted, broken string
 	if t.Test.Kind == env.KindGo {
-		passed, untrusted, broken, err = runGo(ctx, root, tmp, hidden, o, res)
+		passed, untrusted, broken, err = runGo(ctx, root, tmp, t.Test, hidden, o, res)
 	} else {
 		passed, untrusted, err = runPytest(ctx, root, tmp, co.Repo, hidden, o, res)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/finetune/task"
 )
 
 // The screen refuses what an agent adds, not what the base already had, and reads Go as
@@ -235,7 +236,7 @@ func TestPlanGo(t *testing.T) {
 	if err != nil || module != "example.com/m" {
 		t.Fatalf("module %q, %v", module, err)
 	}
-	runs, err := planGo(root, module, []string{"example.com/m/a/b TestY", "example.com/m TestX", "example.com/m/a/b TestW"})
+	runs, err := planGo(root, task.TestSpec{}, []string{"example.com/m/a/b TestY", "example.com/m TestX", "example.com/m/a/b TestW"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,8 +252,14 @@ func TestPlanGo(t *testing.T) {
 		}
 	}
 	for _, ids := range [][]string{{"other.org/x TestX"}, {"example.com/m/nofiles TestX"}, {"example.com/m TestX/sub"}, {"example.com/m/linked TestX"}} {
-		if _, err := planGo(root, module, ids); err == nil {
+		if _, err := planGo(root, task.TestSpec{}, ids); err == nil {
 			t.Errorf("%v: planned", ids)
+		}
+	}
+	// A module folder outside the tree, or one with no go.mod, is no place to build.
+	for _, mod := range []string{"..", "real"} {
+		if _, err := planGo(root, task.TestSpec{Modules: map[string]string{"other.org/x": mod}}, []string{"other.org/x TestX"}); err == nil {
+			t.Errorf("module folder %q: planned", mod)
 		}
 	}
 }
