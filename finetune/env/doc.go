@@ -1,7 +1,8 @@
 // Package env finds out how a repository's tests run and what they do on one commit: the
 // environment a synthesized task is checked against. Entry point: [Open], which exports the
 // user's HEAD ([Export]; their tree and git state are only read), detects the suite
-// ([Detect]: Go modules with go test -json, gotest.go; Python with pytest from the
+// ([Detect]: Go modules with go test -json, gotest.go, every module of the repository in its
+// own folder or the go.work's, modules.go; Python with pytest from the
 // repository's own virtual environment, python.go; JS/TS with node --test, vitest or jest,
 // js.go; script.go runs those two), and returns the [Env] from the cache or runs
 // the suite in the agent's sandbox on a private copy ([Session.Copy]) to make it: per-test

@@ -9,5 +9,7 @@
 // is proven unchanged afterwards (plain.go), and writes the tasks to the store
 // (finetune/task). With [Options].LazyConfirm the survivors are stored as screened
 // candidates instead (not tasks), and [Confirm] makes that plain confirmation when they
-// are about to be used. The user's repository is only read.
+// are about to be used. In a repository of several Go modules every go command runs in the
+// folder of the packages' module (env.Env.InModules), and each task records where its
+// tests run (task.TestSpec.Modules). The user's repository is only read.
 package synth
