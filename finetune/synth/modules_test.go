@@ -49,13 +49,16 @@ func TestSynthesizeModules(t *testing.T) {
 				t.Errorf("%s: %s runs in %q, want %q", tk.ID, pkg, got, want)
 			}
 		}
-		if dir == "lib" && strings.Contains(strings.Join(tk.FailToPass, ","), "example.com/app/report TestSpread") {
-			crossed = true
-		}
+		cross := dir == "lib" && strings.Contains(strings.Join(tk.FailToPass, ","), "example.com/app/report TestSpread")
 		if dir == "tools" && !strings.Contains(tk.Issue.Text, "cd 'tools' && go test") {
 			t.Errorf("%s: the failing test's command does not run it in its module: %s", tk.ID, tk.Issue.Text)
 		}
-		checkTask(t, s, tk)
+		// One task of each module, and one that crosses modules, checked with git and go
+		// (each check is two go test runs: all of them would take minutes).
+		if from[dir] == 1 || cross && !crossed {
+			checkTask(t, s, tk)
+		}
+		crossed = crossed || cross
 	}
 	if from["lib"] == 0 || from["tools"] == 0 || from["report"] == 0 {
 		t.Errorf("tasks by folder: %v, want some in each module", from)
