@@ -132,3 +132,20 @@ func TestConfigCommandModules(t *testing.T) {
 		t.Errorf("packages %v", e.Packages)
 	}
 }
+
+// TestInModules: one module at the top keeps the plain command; several get one run per
+// module that has packages among those asked, in its folder.
+func TestInModules(t *testing.T) {
+	cmd := func(args string) string { return "go test " + args }
+	one := &Env{Module: "example.com/m", Modules: []Module{{"example.com/m", "."}}}
+	if got := one.InModules(nil, cmd); got != "go test ./..." {
+		t.Errorf("one module: %q", got)
+	}
+	e := &Env{Modules: []Module{{"example.com/app", "."}, {"example.com/app/tools", "tools"}, {"example.com/lib", "lib"}},
+		Packages: map[string]Package{"example.com/lib/calc": {Dir: "lib/calc", Module: "lib"}}}
+	got := e.InModules([]string{"example.com/app/tools/count", "example.com/lib/calc"}, cmd)
+	want := "rc=0\n(cd 'tools' && go test 'example.com/app/tools/count') || rc=1\n(cd 'lib' && go test 'example.com/lib/calc') || rc=1\nexit $rc"
+	if got != want {
+		t.Errorf("several modules:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -37,3 +37,21 @@ func TestCoverage(t *testing.T) {
 		t.Error("a file the profile does not name, or no profile, must count as covered")
 	}
 }
+
+// TestCoverageModules: profiles of several modules' runs are merged, each file put under
+// the folder of the module with the longest matching path (tools/ is nested under the
+// top's path), and a block ran when it ran in any module's tests.
+func TestCoverageModules(t *testing.T) {
+	mods := []env.Module{{Path: "example.com/app", Dir: "."}, {Path: "example.com/app/tools", Dir: "tools"}, {Path: "example.com/lib", Dir: "lib"}}
+	cv := parseCoverProfile([]byte("mode: set\nexample.com/app/tools/count/count.go:1.1,2.2 1 1\nexample.com/lib/calc/calc.go:3.1,4.2 1 0\n"), mods, "c0ffee")
+	cv.add([]byte("mode: set\nexample.com/lib/calc/calc.go:3.1,4.2 1 1\nexample.com/app/report/report.go:1.1,2.2 1 0\n"), mods)
+	for file, ran := range map[string]int{"tools/count/count.go": 1, "lib/calc/calc.go": 1, "report/report.go": 0} {
+		blocks, ok := cv.Files[file]
+		if !ok || len(blocks) != ran {
+			t.Errorf("%s: %v (listed %v), want %d ran blocks; files %v", file, blocks, ok, ran, cv.Files)
+		}
+	}
+	if len(cv.Files) != 3 {
+		t.Errorf("files %v", cv.Files)
+	}
+}
