@@ -210,7 +210,6 @@ func (r *runner) buildScript(binDir, overlay string, pkgs []string) (string, map
 	if len(r.s.Env.Modules) == 0 && r.s.Env.Module != "" {
 		gc = " -gcflags=" + env.ShellQuote(r.s.Env.Module+"/...=-e")
 	}
-	// Paths from the top: the builds run in the modules' folders.
 	build := fmt.Sprintf("go test -c -vet=off%s -overlay %s", gc, env.ShellQuote(overlay))
 	bins := map[string]string{}
 	var shared, single []string
