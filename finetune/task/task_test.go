@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -119,5 +120,26 @@ func TestScreenedAreNotTasks(t *testing.T) {
 	empty, _ := Open(t.TempDir())
 	if got, err := empty.ListScreened(); err != nil || got != nil {
 		t.Errorf("empty store: %v, %v", got, err)
+	}
+}
+
+// TestModuleDir: a task of one module at the top is written as before modules were
+// recorded, and one read from then runs at the top; a package of another module runs in
+// its folder.
+func TestModuleDir(t *testing.T) {
+	old := TestSpec{Kind: "go", Command: "go test -count=1 -vet=off -run {run} {packages}"}
+	b, err := json.Marshal(old)
+	if err != nil || strings.Contains(string(b), "modules") || strings.Contains(string(b), "workspace") {
+		t.Fatalf("one module's spec: %s %v", b, err)
+	}
+	var back TestSpec
+	if err := json.Unmarshal([]byte(`{"kind":"go","command":"go test"}`), &back); err != nil || back.ModuleDir("example.com/m/p") != "." {
+		t.Fatalf("a spec from before modules: %+v %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"kind":"go","command":"go test","modules":{"example.com/lib/calc":"lib"},"workspace":true}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ModuleDir("example.com/lib/calc") != "lib" || back.ModuleDir("example.com/app/report") != "." || !back.Workspace {
+		t.Errorf("spec %+v", back)
 	}
 }
