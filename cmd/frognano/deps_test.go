@@ -25,3 +25,22 @@ func TestNoModelWriterLinked(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPlotLibraryLinked: the report's plots are drawn by internal/pngplot. gonum's plot
+// package brought its PDF, SVG and LaTeX backends and their fonts: 8.8 MB of binary, about
+// 1 ms of package initialisation and 4.4 MB of resident file pages in every `frognano lsp`
+// (see finetune/report/plots.go).
+func TestNoPlotLibraryLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, banned := range []string{"gonum.org/v1/plot", "codeberg.org/go-latex/", "codeberg.org/go-pdf/",
+			"codeberg.org/go-fonts/", "github.com/ajstarks/svgo", "git.sr.ht/~sbinet/gg", "github.com/golang/freetype"} {
+			if pkg == strings.TrimSuffix(banned, "/") || strings.HasPrefix(pkg, strings.TrimSuffix(banned, "/")+"/") {
+				t.Errorf("frognano links %s (draw plots with internal/pngplot)", pkg)
+			}
+		}
+	}
+}

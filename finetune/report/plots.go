@@ -1,32 +1,18 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
-	"math"
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-
 	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/internal/pngplot"
 )
 
-// The plots' size and resolution: wide enough for a page's column, sharp on a laptop's
-// screen.
-const (
-	plotW, plotH = 7.5 * vg.Inch, 3.4 * vg.Inch
-	plotDPI      = 110
-)
-
-// pixels is a length at plotDPI, as vgimg rounds it.
-func pixels(l vg.Length) int { return int(math.Ceil(float64(l / vg.Inch * plotDPI))) }
+// The plots' size in display pixels (the PNG has pngplot.Scale times as many): wide enough
+// for a page's column.
+const plotW, plotH = 825, 374
 
 // Colours, chosen to be told apart by colour-blind readers (Okabe–Ito).
 var (
@@ -42,7 +28,7 @@ var (
 // figure is one plot of the page.
 type figure struct {
 	File, Title, Caption string
-	make                 func(*Summary) (*plot.Plot, error)
+	make                 func(*Summary) *pngplot.Plot
 }
 
 // figures are the page's plots, in the page's order. Each is drawn only when its data
@@ -74,118 +60,82 @@ func (f figure) has(s *Summary) bool {
 	}
 }
 
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	// Sans serif, as the page around the plots; the title a little larger.
-	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
-		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
-		st.Font.Variant = "Sans"
-	}
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.Title.Padding = vg.Points(8)
-	p.Add(plotter.NewGrid())
+func newPlot(title, x, y string) *pngplot.Plot {
+	p := pngplot.New(title, plotW, plotH)
+	p.X.Label, p.Y.Label = x, y
+	p.X.Grid, p.Y.Grid = true, true
 	return p
 }
 
-// encode draws p as a PNG, its legend in a column to the right of the data, where it never
-// hides a point (a legend inside the data area would, wherever the data happen to go).
-func encode(p *plot.Plot) ([]byte, error) {
-	c := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(plotDPI), vgimg.UseBackgroundColor(color.White))
-	dc := draw.New(c)
-	legend := p.Legend
-	p.Legend = plot.NewLegend()
-	const pad = 10
-	lw := legend.Rectangle(dc).Size().X + 2*vg.Points(pad)
-	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	legend.Top, legend.Left = true, true
-	legend.Draw(draw.Crop(dc, plotW-lw+vg.Points(pad), 0, 0, -vg.Points(40)))
-	var b bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
-		return nil, err
+// rateAxis is a rate's axis: 0 to 1 whatever the data, so that plots compare.
+func rateAxis(a *pngplot.Axis) { a.Min, a.Max, a.Ticks = pngplot.NiceTicks(0, 1, 6) }
+
+// countAxis runs from 0 to a round number above top, with room above the tallest bar.
+func countAxis(a *pngplot.Axis, top float64) {
+	a.Min, a.Max, a.Ticks = pngplot.NiceTicks(0, top*1.05, 6)
+}
+
+// stepAxis is an axis of whole numbers (iterations, steps) from lo to hi, with room for a
+// point's dot at either end.
+func stepAxis(a *pngplot.Axis, lo, hi int, room float64) {
+	a.Min, a.Max = float64(lo)-room, float64(hi)+room
+	a.Ticks = pngplot.IntegerTicks(a.Min, a.Max)
+}
+
+// categoryAxis places names at 0, 1, … with half a category's room at either end, and no
+// grid line through the bars.
+func categoryAxis(a *pngplot.Axis, names []string) {
+	a.Min, a.Max, a.Grid, a.Ticks = -0.5, float64(len(names))-0.5, false, nil
+	for i, n := range names {
+		a.Ticks = append(a.Ticks, pngplot.Tick{Value: float64(i), Label: n})
 	}
-	return b.Bytes(), nil
 }
 
-// integerTicks labels whole numbers only: iterations and steps.
-type integerTicks struct{}
-
-func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	step := max(1, int((hi-lo)/12)+1)
-	for i := int(lo); float64(i) <= hi; i++ {
-		if float64(i) < lo {
-			continue
-		}
-		t := plot.Tick{Value: float64(i)}
-		if i%step == 0 {
-			t.Label = fmt.Sprint(i)
-		}
-		ts = append(ts, t)
-	}
-	return ts
-}
-
-type errXYs struct {
-	plotter.XYs
-	plotter.YErrors
-}
-
-func heldOutPlot(s *Summary) (*plot.Plot, error) {
+func heldOutPlot(s *Summary) *pngplot.Plot {
 	p := newPlot("Held-out pass rate per checkpoint (95% Wilson interval)", "checkpoint (training step; 0 is the base)", "pass rate")
 	groups := []struct {
 		name string
-		c    color.Color
+		c    color.RGBA
 		ok   func(Checkpoint) bool
 	}{
 		{"base", grey, func(c Checkpoint) bool { return c.Step == 0 }},
 		{"accepted", green, func(c Checkpoint) bool { return c.Step > 0 && accepted(c) }},
 		{"rejected", red, func(c Checkpoint) bool { return c.Step > 0 && !accepted(c) }},
 	}
-	var inUse plotter.XYs
+	var inUse []pngplot.XY
+	lo, hi := -1, 0
 	for _, g := range groups {
-		var d errXYs
+		bars := pngplot.ErrorBars{Color: g.c, Width: 2, Cap: 9}
+		pts := pngplot.Points{Color: g.c, Radius: 6}
 		for _, c := range s.Checkpoints {
 			if c.HeldOut == nil || !g.ok(c) {
 				continue
 			}
-			d.XYs = append(d.XYs, plotter.XY{X: float64(c.Step), Y: c.HeldOut.Rate})
-			d.YErrors = append(d.YErrors, struct{ Low, High float64 }{c.HeldOut.Rate - c.HeldOut.Low, c.HeldOut.High - c.HeldOut.Rate})
+			xy := pngplot.XY{X: float64(c.Step), Y: c.HeldOut.Rate}
+			pts.Points = append(pts.Points, xy)
+			bars.Intervals = append(bars.Intervals, pngplot.Interval{X: xy.X, Low: c.HeldOut.Low, High: c.HeldOut.High})
 			if c.InUse {
-				inUse = append(inUse, plotter.XY{X: float64(c.Step), Y: c.HeldOut.Rate})
+				inUse = append(inUse, xy)
 			}
+			if lo < 0 || c.Step < lo {
+				lo = c.Step
+			}
+			hi = max(hi, c.Step)
 		}
-		if len(d.XYs) == 0 {
+		if len(pts.Points) == 0 {
 			continue
 		}
-		bars, err := plotter.NewYErrorBars(d)
-		if err != nil {
-			return nil, err
-		}
-		bars.Color, bars.Width, bars.CapWidth = g.c, vg.Points(1.5), vg.Points(6)
-		pts, err := plotter.NewScatter(d.XYs)
-		if err != nil {
-			return nil, err
-		}
-		pts.Color, pts.Shape, pts.Radius = g.c, draw.CircleGlyph{}, vg.Points(4)
 		p.Add(bars, pts)
-		p.Legend.Add(g.name, pts)
+		p.Legend(g.name, pts)
 	}
 	if len(inUse) > 0 {
-		ring, err := plotter.NewScatter(inUse)
-		if err != nil {
-			return nil, err
-		}
-		ring.Color, ring.Shape, ring.Radius = blue, draw.RingGlyph{}, vg.Points(8)
+		ring := pngplot.Points{Points: inUse, Color: blue, Radius: 12, Ring: true}
 		p.Add(ring)
-		p.Legend.Add("in use", ring)
+		p.Legend("in use", ring)
 	}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.X.Tick.Marker = integerTicks{}
-	p.X.Min, p.X.Max = p.X.Min-0.5, p.X.Max+0.5
-	return p, nil
+	rateAxis(&p.Y)
+	stepAxis(&p.X, lo, hi, 0.5)
+	return p
 }
 
 // accepted says whether the gate let the checkpoint through (it may have been rolled back
@@ -197,131 +147,107 @@ func accepted(c Checkpoint) bool {
 	return strings.HasPrefix(c.Status, string(registry.Accepted)) || strings.HasPrefix(c.Status, string(registry.RolledBack))
 }
 
-func line(p *plot.Plot, name string, c color.Color, dashed bool, xys plotter.XYs) error {
-	l, pts, err := plotter.NewLinePoints(xys)
-	if err != nil {
-		return err
-	}
-	l.Color, l.Width = c, vg.Points(2)
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-	}
-	pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
-	p.Add(l, pts)
-	p.Legend.Add(name, l, pts)
-	return nil
+// line is a series joined by a line, with a dot at each point.
+func line(p *pngplot.Plot, name string, c color.RGBA, dashed bool, xys []pngplot.XY) {
+	l := pngplot.Line{Points: xys, Color: c, Width: 3, Dashed: dashed, Dot: 4}
+	p.Add(l)
+	p.Legend(name, l)
 }
 
-func rewardPlot(s *Summary) (*plot.Plot, error) {
+func rewardPlot(s *Summary) *pngplot.Plot {
 	p := newPlot("Reward and the band over iterations", "iteration", "share")
-	var reward, varied, band plotter.XYs
+	var reward, varied, band []pngplot.XY
 	for _, pt := range s.Series {
 		x := float64(pt.Iteration)
-		reward = append(reward, plotter.XY{X: x, Y: pt.MeanReward})
+		reward = append(reward, pngplot.XY{X: x, Y: pt.MeanReward})
 		if pt.Groups > 0 {
-			varied = append(varied, plotter.XY{X: x, Y: float64(pt.Varied) / float64(pt.Groups)})
+			varied = append(varied, pngplot.XY{X: x, Y: float64(pt.Varied) / float64(pt.Groups)})
 		}
 		if pt.Seen > 0 {
-			band = append(band, plotter.XY{X: x, Y: float64(pt.InBand) / float64(pt.Seen)})
+			band = append(band, pngplot.XY{X: x, Y: float64(pt.InBand) / float64(pt.Seen)})
 		}
 	}
-	if err := line(p, "mean reward", blue, false, reward); err != nil {
-		return nil, err
-	}
+	line(p, "mean reward", blue, false, reward)
 	if len(varied) > 0 {
-		if err := line(p, "groups varied", orange, true, varied); err != nil {
-			return nil, err
-		}
+		line(p, "groups varied", orange, true, varied)
 	}
 	if len(band) > 0 {
-		if err := line(p, fmt.Sprintf("in the band %.1f–%.1f", s.BandLow, s.BandHigh), green, false, band); err != nil {
-			return nil, err
-		}
+		line(p, fmt.Sprintf("in the band %.1f–%.1f", s.BandLow, s.BandHigh), green, false, band)
 	}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.X.Tick.Marker = integerTicks{}
-	return p, nil
+	rateAxis(&p.Y)
+	stepAxis(&p.X, s.Series[0].Iteration, s.Series[len(s.Series)-1].Iteration, 0.25)
+	return p
 }
 
-func mixPlot(s *Summary) (*plot.Plot, error) {
+// barWidth is the width of one of per bars side by side in each of n categories (a
+// category is one unit wide): three quarters of a category, and no wider than about 60
+// display pixels when there are few categories.
+func barWidth(n, per int) float64 {
+	return min(0.75, 0.12*float64(n)) / float64(max(per, 1))
+}
+
+func mixPlot(s *Summary) *pngplot.Plot {
 	p := newPlot("Tasks by synthesizer and rung", "rung of the ladder (harder →)", "tasks")
 	var synths []string
-	top := 0
+	top, most := 0, 0
 	for _, m := range s.Mix {
 		if !slices.Contains(synths, m.Synthesizer) {
 			synths = append(synths, m.Synthesizer)
 		}
-		top = max(top, m.Rung)
+		top, most = max(top, m.Rung), max(most, m.Tasks)
 	}
-	palette := []color.Color{blue, orange, green, purple, sky, red, grey}
+	palette := []color.RGBA{blue, orange, green, purple, sky, red, grey}
 	w := barWidth(top+1, len(synths))
 	for i, name := range synths {
-		vals := make(plotter.Values, top+1)
+		c := palette[i%len(palette)]
+		x := w * (float64(i) - float64(len(synths)-1)/2) // the bar's offset from its rung
 		for _, m := range s.Mix {
 			if m.Synthesizer == name {
-				vals[m.Rung] = float64(m.Tasks)
+				p.Add(pngplot.Rect{X0: float64(m.Rung) + x - w/2, X1: float64(m.Rung) + x + w/2, Y0: 0, Y1: float64(m.Tasks), Color: c})
 			}
 		}
-		b, err := plotter.NewBarChart(vals, w)
-		if err != nil {
-			return nil, err
-		}
-		b.Color, b.LineStyle.Width = palette[i%len(palette)], 0
-		b.Offset = w * vg.Length(float64(i)-float64(len(synths)-1)/2)
-		p.Add(b)
-		p.Legend.Add(name, b)
+		p.Legend(name, pngplot.Rect{Color: c})
 	}
 	var names []string
 	for r := 0; r <= top; r++ {
 		names = append(names, fmt.Sprint(r))
 	}
-	p.NominalX(names...)
-	p.Y.Min = 0
-	p.Y.Max *= 1.08 // room above the tallest bar
-	return p, nil
+	categoryAxis(&p.X, names)
+	countAxis(&p.Y, float64(most))
+	return p
 }
 
-// barWidth fits per bars side by side in each of n categories, with a gap between
-// categories (the data area is about the plot's width less the axis and the legend).
-func barWidth(n, per int) vg.Length {
-	area := plotW - 2.6*vg.Inch
-	return min(vg.Points(40), area*0.75/vg.Length(max(n, 1)*max(per, 1)))
-}
-
-func timePlot(s *Summary) (*plot.Plot, error) {
+func timePlot(s *Summary) *pngplot.Plot {
 	p := newPlot("Time per iteration", "iteration", "minutes")
-	n := len(s.Series)
-	train, roll, gate, model := make(plotter.Values, n), make(plotter.Values, n), make(plotter.Values, n), make(plotter.XYs, n)
-	var names []string
-	for i, pt := range s.Series {
-		train[i], roll[i], gate[i] = pt.Time.Train/60, pt.Time.Rollouts/60, pt.Time.Gate/60
-		model[i] = plotter.XY{X: float64(i), Y: pt.Time.Model / 60}
-		names = append(names, fmt.Sprint(pt.Iteration))
-	}
-	w := barWidth(n, 1)
-	var below *plotter.BarChart
-	for _, b := range []struct {
+	w := barWidth(len(s.Series), 1)
+	parts := []struct {
 		name string
-		v    plotter.Values
-		c    color.Color
-	}{{"training", train, red}, {"rollouts", roll, blue}, {"gate", gate, sky}} {
-		bc, err := plotter.NewBarChart(b.v, w)
-		if err != nil {
-			return nil, err
-		}
-		bc.Color, bc.LineStyle.Width = b.c, 0
-		if below != nil {
-			bc.StackOn(below)
-		}
-		below = bc
-		p.Add(bc)
-		p.Legend.Add(b.name, bc)
+		c    color.RGBA
+		of   func(Time) float64
+	}{
+		{"training", red, func(t Time) float64 { return t.Train / 60 }},
+		{"rollouts", blue, func(t Time) float64 { return t.Rollouts / 60 }},
+		{"gate", sky, func(t Time) float64 { return t.Gate / 60 }},
 	}
-	if err := line(p, "of which in Ollama", orange, true, model); err != nil {
-		return nil, err
+	var names []string
+	model := make([]pngplot.XY, len(s.Series))
+	top := 0.0
+	for i, pt := range s.Series {
+		names = append(names, fmt.Sprint(pt.Iteration))
+		model[i] = pngplot.XY{X: float64(i), Y: pt.Time.Model / 60}
+		below := 0.0 // the parts stack: training at the bottom
+		for _, part := range parts {
+			h := part.of(pt.Time)
+			p.Add(pngplot.Rect{X0: float64(i) - w/2, X1: float64(i) + w/2, Y0: below, Y1: below + h, Color: part.c})
+			below += h
+		}
+		top = max(top, below, model[i].Y)
 	}
-	p.NominalX(names...)
-	p.Y.Min = 0
-	p.Legend.Left = true
-	return p, nil
+	for _, part := range parts {
+		p.Legend(part.name, pngplot.Rect{Color: part.c})
+	}
+	line(p, "of which in Ollama", orange, true, model)
+	categoryAxis(&p.X, names)
+	countAxis(&p.Y, top)
+	return p
 }

@@ -47,18 +47,14 @@ func Write(dir string, s *Summary) (string, error) {
 			if !f.has(s) {
 				continue
 			}
-			p, err := f.make(s)
-			if err != nil {
-				return "", fmt.Errorf("report: plot %s: %w", f.File, err)
-			}
-			b, err := encode(p)
+			b, err := f.make(s).PNG()
 			if err != nil {
 				return "", fmt.Errorf("report: plot %s: %w", f.File, err)
 			}
 			if err := atomicfile.Write(filepath.Join(dir, f.File), b, 0o644); err != nil {
 				return "", err
 			}
-			figs = append(figs, fig{f, pixels(plotW), pixels(plotH)})
+			figs = append(figs, fig{f, plotW, plotH})
 		}
 	}
 	var b bytes.Buffer

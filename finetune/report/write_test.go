@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"image"
 	"image/png"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/pngplot"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
 
@@ -40,12 +42,13 @@ func checkPage(t *testing.T, path string) (string, []string) {
 			t.Errorf("%s: %v", m[1], err)
 			continue
 		}
-		if r := img.Bounds(); r.Dx() != pixels(plotW) || r.Dy() != pixels(plotH) || r.Dx() < 600 {
+		if r := img.Bounds(); r.Dx() != plotW*pngplot.Scale || r.Dy() != plotH*pngplot.Scale || !strings.Contains(page, fmt.Sprintf(`width="%d" height="%d"`, plotW, plotH)) {
 			t.Errorf("%s is %v", m[1], r)
 		}
-		// A plot is not blank: a white page with nothing drawn would decode too.
-		if colours := distinctColours(img); colours < 20 {
-			t.Errorf("%s has %d colours: blank?", m[1], colours)
+		// A plot is not blank: a white page with nothing drawn would decode too. Its text and
+		// axes are one colour, each series another.
+		if colours, inked := distinctColours(img); colours < 5 || inked < 0.02 {
+			t.Errorf("%s has %d colours, %.1f%% of it not white: blank?", m[1], colours, 100*inked)
 		}
 	}
 	for _, bad := range []string{"<script", "http://", "https://", "<link"} {
@@ -130,14 +133,21 @@ func TestWriteNoIterationYet(t *testing.T) {
 	}
 }
 
-func distinctColours(img image.Image) int {
+// distinctColours counts img's colours and the share of its pixels that are not white
+// (sampling every third pixel of every third row).
+func distinctColours(img image.Image) (int, float64) {
 	seen := map[[4]uint32]bool{}
+	n, inked := 0, 0
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y += 3 {
 		for x := b.Min.X; x < b.Max.X; x += 3 {
 			r, g, bl, a := img.At(x, y).RGBA()
 			seen[[4]uint32{r, g, bl, a}] = true
+			n++
+			if r&g&bl != 0xffff {
+				inked++
+			}
 		}
 	}
-	return len(seen)
+	return len(seen), float64(inked) / float64(n)
 }
