@@ -101,15 +101,18 @@ func (im *Image) py(y float64) float64 {
 
 // Layout, in display pixels.
 const (
-	pad      = 8
-	tickLen  = 4
-	gap      = 4
-	swatchW  = 26
-	rowH     = textH + 6
-	titleMul = 3 // the title's glyphs are 3/2 of the others'
+	pad     = 8
+	tickLen = 4
+	gap     = 4
+	swatchW = 26
 	// gridW is the grid's width in image pixels: half a display pixel, light beside the data.
 	gridW = max(1, Scale/2)
 )
+
+// textK is the text's size, in image pixels per pixel of the 7×13 face: one and a half
+// display pixels, 10×20 a character, as large as the page's own small text. The title is
+// the same size in bold: the page gives each plot a heading already.
+const textK = Scale * 3 / 2
 
 var (
 	white     = color.RGBA{255, 255, 255, 255}
@@ -122,29 +125,32 @@ var (
 // labels and the legend have their room; a range with Min >= Max is widened to one unit so
 // that a single value still has a place.
 func (p *Plot) Draw() *Image {
-	c := newCanvas(p.Width*Scale, p.Height*Scale)
+	const S = Scale
+	c := newCanvas(p.Width*S, p.Height*S)
 	im := &Image{RGBA: c.RGBA, x: p.X, y: p.Y}
 	for _, a := range []*Axis{&im.x, &im.y} {
 		if !(a.Max > a.Min) {
 			a.Min, a.Max = a.Min-0.5, a.Min+0.5
 		}
 	}
+	lineH := textH * textK
 	yw := 0
 	for _, t := range p.Y.Ticks {
-		yw = max(yw, textWidth(t.Label))
+		yw = max(yw, textWidth(t.Label)*textK)
 	}
 	lw := 0
 	for _, e := range p.legend {
-		lw = max(lw, swatchW+gap+textWidth(e.label))
+		lw = max(lw, swatchW*S+gap*S+textWidth(e.label)*textK)
 	}
-	left := pad + textH + 2*gap + yw + tickLen
-	right := pad
+	left := pad*S + lineH + 2*gap*S + yw + tickLen*S
+	right := pad * S
 	if lw > 0 {
-		right += lw + 2*pad
+		right += lw + 2*pad*S
 	}
-	top := pad + textH*titleMul/2 + 2*pad
-	bottom := tickLen + gap + textH + 2*gap + textH + pad
-	im.Area = image.Rect(left*Scale, top*Scale, (p.Width-right)*Scale, (p.Height-bottom)*Scale)
+	tk := textK
+	top := pad*S + textH*tk + 2*pad*S
+	bottom := (tickLen+gap)*S + lineH + 2*gap*S + lineH + pad*S
+	im.Area = image.Rect(left, top, p.Width*S-right, p.Height*S-bottom)
 	a := im.Area
 
 	for _, t := range p.X.Ticks {
@@ -162,46 +168,48 @@ func (p *Plot) Draw() *Image {
 	}
 
 	// The axes: a line along the left and the bottom of the data area, the ticks outside it.
-	c.fill(image.Rect(a.Min.X-Scale, a.Min.Y, a.Min.X, a.Max.Y+Scale), axisColor)
-	c.fill(image.Rect(a.Min.X-Scale, a.Max.Y, a.Max.X, a.Max.Y+Scale), axisColor)
+	c.fill(image.Rect(a.Min.X-S, a.Min.Y, a.Min.X, a.Max.Y+S), axisColor)
+	c.fill(image.Rect(a.Min.X-S, a.Max.Y, a.Max.X, a.Max.Y+S), axisColor)
 	for _, t := range p.X.Ticks {
 		x := int(im.px(t.Value))
 		if x < a.Min.X-1 || x > a.Max.X+1 {
 			continue
 		}
-		l := tickLen * Scale
+		l := tickLen * S
 		if t.Label == "" {
 			l /= 2
 		}
-		c.fill(image.Rect(x-Scale/2, a.Max.Y+Scale, x-Scale/2+Scale, a.Max.Y+Scale+l), axisColor)
-		c.text(t.Label, x, a.Max.Y+(tickLen+gap)*Scale, Scale, center, ink)
+		c.fill(image.Rect(x-S/2, a.Max.Y+S, x-S/2+S, a.Max.Y+S+l), axisColor)
+		c.text(t.Label, x, a.Max.Y+(tickLen+gap)*S, textK, center, ink)
 	}
 	for _, t := range p.Y.Ticks {
 		y := int(im.py(t.Value))
 		if y < a.Min.Y-1 || y > a.Max.Y+1 {
 			continue
 		}
-		l := tickLen * Scale
+		l := tickLen * S
 		if t.Label == "" {
 			l /= 2
 		}
-		c.fill(image.Rect(a.Min.X-Scale-l, y-Scale/2, a.Min.X-Scale, y-Scale/2+Scale), axisColor)
-		c.text(t.Label, a.Min.X-(tickLen+gap)*Scale, y-textH*Scale/2, Scale, alignRight, ink)
+		c.fill(image.Rect(a.Min.X-S-l, y-S/2, a.Min.X-S, y-S/2+S), axisColor)
+		c.text(t.Label, a.Min.X-(tickLen+gap)*S, y-lineH/2, textK, alignRight, ink)
 	}
-	c.text(p.X.Label, (a.Min.X+a.Max.X)/2, a.Max.Y+(tickLen+gap+textH+2*gap)*Scale, Scale, center, ink)
-	c.textUp(p.Y.Label, pad*Scale, (a.Min.Y+a.Max.Y)/2, Scale, ink)
-	// The title in faux bold: its glyphs drawn twice, one image pixel apart.
-	tk := Scale * titleMul / 2
-	c.text(p.Title, (a.Min.X+a.Max.X)/2, pad*Scale, tk, center, ink)
-	c.text(p.Title, (a.Min.X+a.Max.X)/2+1, pad*Scale, tk, center, ink)
+	c.text(p.X.Label, (a.Min.X+a.Max.X)/2, a.Max.Y+(tickLen+gap)*S+lineH+2*gap*S, textK, center, ink)
+	c.textUp(p.Y.Label, pad*S, (a.Min.Y+a.Max.Y)/2, textK, ink)
+	// The title in faux bold: its glyphs drawn twice, one image pixel apart. Centred on the
+	// data unless that would push it off the image.
+	tx := (a.Min.X + a.Max.X) / 2
+	tx = min(max(tx, pad*S+textWidth(p.Title)*tk/2), p.Width*S-pad*S-textWidth(p.Title)*tk/2)
+	c.text(p.Title, tx, pad*S, tk, center, ink)
+	c.text(p.Title, tx+1, pad*S, tk, center, ink)
 
 	// The legend, in a column right of the data, where it never hides a point.
-	x0, y := a.Max.X+2*pad*Scale, a.Min.Y
+	x0, y := a.Max.X+2*pad*S, a.Min.Y
 	for _, e := range p.legend {
-		sw := image.Rect(x0, y, x0+swatchW*Scale, y+textH*Scale)
+		sw := image.Rect(x0, y, x0+swatchW*S, y+lineH)
 		e.mark.swatch(c, sw)
-		c.text(e.label, sw.Max.X+gap*Scale, y, Scale, alignLeft, ink)
-		y += rowH * Scale
+		c.text(e.label, sw.Max.X+gap*S, y, textK, alignLeft, ink)
+		y += lineH + 4*S
 	}
 	return im
 }
