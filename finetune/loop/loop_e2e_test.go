@@ -16,19 +16,17 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/frognano/frognano/agent"
-	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/frontier"
 	"github.com/frognano/frognano/finetune/gate"
 	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/internal/looptest"
 	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/finetune/rollout"
 	"github.com/frognano/frognano/finetune/synth"
-	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/finetune/trainer"
 	"github.com/frognano/frognano/internal/gocache"
 	"github.com/frognano/frognano/ollama"
-	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
 
@@ -40,69 +38,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// trainerPython returns the trainer's interpreter, or skips the test when its virtual
-// environment has not been built, except under CI, where that is a failure.
-func trainerPython(t *testing.T) string {
-	t.Helper()
-	p := trainer.Python()
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no trainer Python at %s under CI", p)
-		}
-		t.Skipf("no trainer Python at %s: run `go run ./cmd/frognano finetune setup` to run this test", p)
-	}
-	return p
-}
-
 // setup is what the parent test and the re-executed child share, passed as JSON.
-type setup struct {
-	Repo, Base, Weights, Host, Dir, RegistryDir, StoreDir, EnvCache, Python string
-}
+type setup = looptest.Setup
 
 const (
 	envChild  = "FROGNANO_LOOP_TEST_CHILD"  // the setup, JSON: run one Step and exit
 	envKillAt = "FROGNANO_LOOP_TEST_KILLAT" // a phase (killed after writing it) or "record"
 )
 
-// prepare makes the repository, a tiny random Llama exported by the trainer and imported
-// into the real Ollama as the base model (ChatML), and the folders.
-func prepare(t *testing.T, srv *ollamatest.Server) setup {
-	py := trainerPython(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	p, _, err := trainer.Start(ctx, trainer.Options{Python: py})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Kill()
-	if _, err := p.Load(ctx, trainer.Load{Random: &trainer.RandomModel{Arch: "llama", VocabSize: 320, InitializerRange: 0.2, TextOutput: true},
-		Device: "cpu"}); err != nil {
-		t.Fatal(err)
-	}
-	weights := filepath.Join(t.TempDir(), "base")
-	if ex, err := p.MergeExport(ctx, weights, "float16"); err != nil || len(ex.Problems) > 0 {
-		t.Fatalf("merge_export: %+v, %v", ex, err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	const base = "tiny-loop:base"
-	if err := trainer.Import(ctx, srv.Client, trainer.ImportRequest{Name: base, Dir: weights, Template: modelgen.ChatMLTemplate(true, false),
-		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 8192}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	u, err := ollama.Config{Host: srv.Host}.BaseURL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := fixture.Repo(t, map[string]string{
-		"go.mod":            fixture.GoMod("example.com/loop"),
-		"calc/calc.go":      fixture.Calc,
-		"calc/calc_test.go": fixture.CalcTest,
-	})
-	return setup{Repo: repo, Base: base, Weights: weights, Host: u.String(), Dir: t.TempDir(), RegistryDir: t.TempDir(),
-		StoreDir: t.TempDir(), EnvCache: t.TempDir(), Python: py}
-}
+func prepare(t *testing.T, srv *ollamatest.Server) setup { return looptest.Prepare(t, srv) }
 
 // config is the loop's configuration for the tests: groups of 2, two training tasks, two
 // held-out ones (half of the tasks are held out), a gate that decides on one task, and a
@@ -110,21 +54,15 @@ func prepare(t *testing.T, srv *ollamatest.Server) setup {
 // on disk (one episode at a time), so that every group differs and a restarted process
 // scores as an uninterrupted one would. The random model cannot fix a bug: the real
 // rewards are finetune/reward's tests'.
-func (s setup) config(client *api.Client) Config {
+func config(s setup, client *api.Client) Config {
 	rule := gate.Rule{Alpha: 0.05, MinTasks: 1}
-	dir := s.Dir
-	alternate := func(_ context.Context, t *task.Task, _ *workspace.Changes) (rollout.Score, error) {
-		recs, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "*", t.ID, "[0-9]*.json"))
-		serving, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "gate-serving", "*", t.ID, "[0-9]*.json"))
-		return rollout.Score{Reward: float64((len(recs) + len(serving)) % 2), Reason: "the test's alternating reward"}, nil
-	}
 	return Config{
 		Repo: s.Repo, Base: s.Base, Weights: trainer.Load{Model: s.Weights, LR: 1e-2, Device: "cpu"},
 		Client: client, Host: s.Host, Dir: s.Dir, RegistryDir: s.RegistryDir, StoreDir: s.StoreDir,
 		Frontier: frontier.Config{HeldOut: 0.5, Seed: 1},
 		Target:   2, HeldOut: 2,
 		Synth: synth.Options{Env: env.Options{PackageTimeout: 10 * time.Second, GoCache: fixture.GoCache(), CacheDir: s.EnvCache}},
-		Rollout: rollout.Options{Group: 2, Score: alternate, SharedGoCache: true,
+		Rollout: rollout.Options{Group: 2, Score: looptest.Alternate(s.Dir), SharedGoCache: true,
 			Hosts: []rollout.Host{{Name: "test", Model: client, Workers: 1}},
 			Agent: agent.Options{NumCtx: 8192, MaxSteps: 2, MaxTokensPerTurn: 24, TopP: 1, TopK: 100}},
 		Trainer:     trainer.Options{Python: s.Python},
@@ -143,7 +81,7 @@ func TestIteration(t *testing.T) {
 	s := prepare(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cfg := s.config(srv.Client)
+	cfg := config(s, srv.Client)
 	var phases []Phase
 	cfg.Progress = func(p Progress) {
 		if p.Fraction == 0 && p.Detail == "" {
@@ -260,7 +198,7 @@ func child() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	cfg := s.config(api.NewClient(u, http.DefaultClient))
+	cfg := config(s, api.NewClient(u, http.DefaultClient))
 	at := os.Getenv(envKillAt)
 	kill := func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 	cfg.hook = func(p Phase) {

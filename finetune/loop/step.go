@@ -70,6 +70,14 @@ type Config struct {
 	// Detail when a phase begins, 1 when it ends. During rollouts it is called from several
 	// of the runner's goroutines at once.
 	Progress func(Progress)
+	// Enter, when set, runs before each phase and may wait there (the daemon's schedule,
+	// its GPU lock); leave, when not nil, runs once the phase has ended, however it ended.
+	// An error stops the iteration before the phase (the next Step resumes at it).
+	Enter func(ctx context.Context, p Phase) (leave func(), err error)
+	// Fresh asks a new iteration's synthesis for Target new tasks even when the frontier
+	// has enough: the daemon sets it when HEAD moved, so that the tasks follow the code
+	// (synthesis works on HEAD). A resumed iteration past synthesis ignores it.
+	Fresh bool
 	// hook, in tests, runs at each phase boundary (after the state file is written).
 	hook func(Phase)
 }
@@ -168,6 +176,13 @@ func Step(ctx context.Context, cfg Config) (*State, error) {
 	r := &runner{cfg: cfg, s: s, reg: reg}
 	for s.Phase != PhaseDone {
 		phase := s.Phase
+		var leave func()
+		if cfg.Enter != nil {
+			var err error
+			if leave, err = cfg.Enter(ctx, phase); err != nil {
+				return s, fmt.Errorf("iteration %d, before %s: %w", s.Iteration, phase, err)
+			}
+		}
 		r.progress(0, "")
 		var err error
 		switch phase {
@@ -185,6 +200,9 @@ func Step(ctx context.Context, cfg Config) (*State, error) {
 			err = r.gate(ctx)
 		default:
 			err = fmt.Errorf("unknown phase %q", phase)
+		}
+		if leave != nil {
+			leave()
 		}
 		if err != nil {
 			return s, fmt.Errorf("iteration %d, %s: %w", s.Iteration, phase, err)
@@ -231,6 +249,9 @@ func (r *runner) synth(ctx context.Context) error {
 	// nothing new (the repository's candidates ran out).
 	for round := 0; round < 3; round++ {
 		need := fr.Needed(r.cfg.Target) + max(0, r.cfg.HeldOut-len(r.heldOut()))
+		if round == 0 && r.cfg.Fresh {
+			need = max(need, r.cfg.Target)
+		}
 		if need == 0 {
 			break
 		}
