@@ -1,0 +1,120 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/finetune/gate"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/loop"
+	"github.com/frognano/frognano/finetune/registry"
+	"github.com/frognano/frognano/watch"
+)
+
+// TestFresh: a new commit makes the next new iteration synthesize on it (loop's Fresh),
+// not an iteration being resumed, and not the first run (nothing to compare with); once
+// synthesis is done with the commit, it is not new any more.
+func TestFresh(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	d := &daemon{dir: t.TempDir(), heads: make(chan string, 1), o: Options{Loop: loop.Config{Repo: repo, Dir: t.TempDir()}, Logf: t.Logf}}
+	if d.fresh(ctx) {
+		t.Fatal("fresh on the first run")
+	}
+	d.progress(loop.Progress{Iteration: 1, Phase: loop.PhaseSynth, Fraction: 1})
+	first := d.st.Head
+	if h, _ := watch.Head(ctx, repo); first == "" || first != h.New {
+		t.Fatalf("after synthesis the status's head is %q, want HEAD %q", first, h.New)
+	}
+	if d.fresh(ctx) {
+		t.Fatal("fresh with HEAD unchanged")
+	}
+	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("b\n"), 0o644)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("add", "b.txt")
+	git("commit", "-q", "-m", "b")
+	if !d.fresh(ctx) {
+		t.Fatal("not fresh after a commit")
+	}
+	state := func(phase string) {
+		os.WriteFile(loop.StatePath(d.o.Loop.Dir), []byte(`{"version":1,"phase":"`+phase+`","frontier":{}}`), 0o644)
+	}
+	state("rollouts")
+	if d.fresh(ctx) {
+		t.Fatal("fresh for an iteration being resumed")
+	}
+	state("done")
+	if !d.fresh(ctx) {
+		t.Fatal("not fresh for a new iteration after a commit")
+	}
+	d.progress(loop.Progress{Iteration: 2, Phase: loop.PhaseSynth, Fraction: 1})
+	if d.st.Head == first || d.fresh(ctx) {
+		t.Fatalf("after synthesis on the new commit: head %q, fresh %v", d.st.Head, d.fresh(ctx))
+	}
+}
+
+// TestNewCommitEndsPause: the keeper's new HEAD ends the pause between iterations.
+func TestNewCommitEndsPause(t *testing.T) {
+	d := &daemon{dir: t.TempDir(), heads: make(chan string, 1), o: Options{Logf: t.Logf}}
+	done := make(chan error)
+	go func() { done <- d.wait(context.Background(), time.Hour, "pausing") }()
+	waitFor(t, d, "pausing until")
+	d.onHead(watch.HeadChange{New: "abc"})
+	d.onHead(watch.HeadChange{New: "def"}) // must not block
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pause went on after a new commit")
+	}
+}
+
+// TestHeldOut: the headline pass rates come from the gate's verdicts in the registry.
+func TestHeldOut(t *testing.T) {
+	v := func(s, c float64, ok bool) *gate.Verdict { return &gate.Verdict{Serving: s, Candidate: c, Accept: ok} }
+	rs := &registry.State{Base: "b", Models: []*registry.Model{
+		{Name: "m1", Step: 1, Verdict: v(0.2, 0.3, true)},
+		{Name: "m2", Step: 2, Verdict: v(0.3, 0.35, true)},
+		{Name: "m3", Step: 3, Verdict: v(0.4, 0.1, false)},
+	}}
+	show := func(p *float64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	for _, c := range []struct {
+		inUse      string
+		start, now any
+	}{
+		{"m2", 0.2, 0.4}, // m3 was judged later: m2's rate measured again then
+		{"m3", 0.2, 0.1}, // (rolled forward by hand) m3's own
+		{"", 0.2, 0.4},   // rolled back to the base: the latest serving measurement
+	} {
+		rs.InUse = c.inUse
+		start, now := heldOut(rs)
+		if show(start) != c.start || show(now) != c.now {
+			t.Errorf("in use %q: start %v now %v, want %v %v", c.inUse, show(start), show(now), c.start, c.now)
+		}
+	}
+	rs.Models = rs.Models[:2]
+	rs.InUse = "m2"
+	if _, now := heldOut(rs); show(now) != 0.35 {
+		t.Errorf("in use m2, judged last: now %v, want its candidate rate 0.35", show(now))
+	}
+	if start, now := heldOut(&registry.State{}); start != nil || now != nil {
+		t.Error("no verdicts: want no rates")
+	}
+}
