@@ -14,15 +14,18 @@ var finetuneCommands = []command{
 	{"synth", "synthesize verified training tasks from a repository's tests (Go, Python with pytest, JS/TS with node --test, vitest or jest)", runFinetuneSynth},
 	{"rollouts", "run the agent on the tasks, a group of episodes each, and reward them with the hidden tests", runFinetuneRollouts},
 	{"step", "run one iteration of the online loop: synth, rollouts, train, import, held-out gate, switch (resumable)", runFinetuneStep},
-	{"start", "start fine-tuning in the background (not yet available)", notYet("finetune start", "the fine-tuning daemon")},
-	{"stop", "stop background fine-tuning (not yet available)", notYet("finetune stop", "the fine-tuning daemon")},
-	{"status", "show fine-tuning's progress (not yet available)", notYet("finetune status", "the fine-tuning daemon")},
+	{"start", "start fine-tuning in the background: step after step, within --hours, yielding the GPU (crash-safe)", runFinetuneStart},
+	{"stop", "stop background fine-tuning (its iteration resumes at the next start)", runFinetuneStop},
+	{"status", "show background fine-tuning's phase, progress and headline numbers", runFinetuneStatus},
 	{"report", "write an HTML report with plots: held-out pass rate per checkpoint, reward, the band, task mix, time", runFinetuneReport},
 	{"models", "list the models fine-tuning made for a repository, marking the one in use", runFinetuneModels},
 	{"rollback", "switch the language server back to the previous fine-tuned model (or the base)", runFinetuneRollback},
 }
 
 func runFinetune(ctx context.Context, env Env, args []string) int {
+	if len(args) > 0 && args[0] == daemonRun { // hidden: the process `start` detaches
+		return runFinetuneDaemonRun(ctx, env, args[1:])
+	}
 	return dispatch(ctx, env, args, finetuneCommands, finetuneUsage, "frognano finetune: unknown step %q; run `frognano finetune --help` for the list\n")
 }
 
