@@ -26,7 +26,10 @@
 //     behind a screen of what the agent added and checks that the results were not forged.
 //   - loop: one iteration of the online loop (synth → rollouts → frontier update → GRPO
 //     train → merged export imported under the registry's name → held-out gate → switch)
-//     as a resumable state machine over one atomic state file; `frognano finetune step`.
+//     as a resumable state machine over one atomic state file; `frognano finetune step`;
+//   - daemon: the loop's iterations one after another in a background process per
+//     repository (flock, schedule, GPU lock, yielding the GPU, atomic status file);
+//     `frognano finetune start|stop|status`.
 //   - report: what the loop did, read from its files (Collect: headline numbers and series,
 //     which status shows too) and rendered as an HTML page with PNG plots (Write);
 //     `frognano finetune report`.
@@ -34,6 +37,5 @@
 // Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
 // scratch one per run, so that no episode's command can plant a build result a reward trusts.
 //
-// Still to come: the daemon that runs the loop's iterations;
-// `frognano finetune --help` says which steps exist.
+// `frognano finetune --help` lists the steps.
 package finetune
