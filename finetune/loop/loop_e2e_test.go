@@ -82,10 +82,13 @@ func TestIteration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cfg := config(s, srv.Client)
-	var phases []Phase
+	var phases, ended []Phase
 	cfg.Progress = func(p Progress) {
 		if p.Fraction == 0 && p.Detail == "" {
 			phases = append(phases, p.Phase)
+		}
+		if p.Fraction == 1 && p.Detail == "" {
+			ended = append(ended, p.Phase)
 		}
 	}
 	start := time.Now()
@@ -96,6 +99,9 @@ func TestIteration(t *testing.T) {
 	t.Logf("one iteration: %v; %s", time.Since(start).Round(time.Second), st.Outcome)
 	if want := []Phase{PhaseSynth, PhaseRollouts, PhaseObserve, PhaseTrain, PhaseImport, PhaseGate}; fmt.Sprint(phases) != fmt.Sprint(want) {
 		t.Errorf("phases %v, want %v", phases, want)
+	}
+	if fmt.Sprint(ended) != fmt.Sprint(phases) {
+		t.Errorf("phases ended %v, want each begun %v (the end names the phase that ended)", ended, phases)
 	}
 	checkEnd(t, ctx, s, srv.Client)
 }

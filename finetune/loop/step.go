@@ -207,7 +207,9 @@ func Step(ctx context.Context, cfg Config) (*State, error) {
 		if err != nil {
 			return s, fmt.Errorf("iteration %d, %s: %w", s.Iteration, phase, err)
 		}
-		r.progress(1, "")
+		if cfg.Progress != nil { // the phase that ended: s.Phase is already the next one
+			cfg.Progress(Progress{Iteration: s.Iteration, Phase: phase, Fraction: 1})
+		}
 		if err := s.save(cfg.statePath()); err != nil {
 			return s, err
 		}
