@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/finetune/daemon"
 	"github.com/frognano/frognano/finetune/loop"
 	"github.com/frognano/frognano/finetune/rollout"
 	"github.com/frognano/frognano/finetune/trainer"
@@ -38,6 +39,11 @@ func runFinetuneStep(ctx context.Context, e Env, args []string) int {
 	if err != nil {
 		return fail(code, "%v", err)
 	}
+	release, err := daemon.Exclusive(ctx, daemon.Dir(cfg.Repo))
+	if err != nil {
+		return fail(exitFailed, "%v", err)
+	}
+	defer release()
 	var mu sync.Mutex
 	last := ""
 	cfg.Progress = func(p loop.Progress) {

@@ -88,3 +88,14 @@ func Running(dir string) (pid int, running bool, err error) {
 	f.Close()
 	return 0, false, nil
 }
+
+// Exclusive takes dir's daemon lock for a run in the foreground (`frognano finetune
+// step`), so that it and a daemon never run the loop of one repository at once; ErrRunning
+// when a daemon (or another step) runs.
+func Exclusive(ctx context.Context, dir string) (release func(), err error) {
+	d := &daemon{dir: dir}
+	if err := d.takeLock(ctx); err != nil {
+		return nil, err
+	}
+	return func() { d.lock.Close() }, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,4 +111,22 @@ func TestStartFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the settings are wrong") {
 		t.Fatalf("Start: %v, want the log's end", err)
 	}
+}
+
+// TestExclusive: a foreground step and a daemon exclude each other.
+func TestExclusive(t *testing.T) {
+	dir := t.TempDir()
+	release, err := Exclusive(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Exclusive(context.Background(), dir); !errors.Is(err, ErrRunning) {
+		t.Fatalf("a second step: %v, want ErrRunning", err)
+	}
+	release()
+	pid := startHolder(t, dir, "term")
+	if _, err := Exclusive(context.Background(), dir); !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), strconv.Itoa(pid)) {
+		t.Fatalf("a step while the daemon runs: %v, want ErrRunning naming pid %d", err, pid)
+	}
+	Stop(context.Background(), dir, 10*time.Second)
 }
