@@ -35,7 +35,7 @@ func TestFinetuneDaemonCommands(t *testing.T) {
 	}
 	out, _, code = frognano(t, nil, "finetune", "status", "--repo", repo, "--json")
 	var o daemon.Overview
-	if err := json.Unmarshal([]byte(out), &o); code != exitOK || err != nil || o.Running || o.Repo == "" {
+	if err := json.Unmarshal([]byte(out), &o); code != exitOK || err != nil || o.Running || o.Repo == "" || len(o.Problems) > 0 {
 		t.Errorf("status --json: %d %q %v", code, out, err)
 	}
 	if out, _, code := frognano(t, nil, "finetune", "stop", "--repo", repo); code != exitOK || !strings.Contains(out, "is not running") {
