@@ -125,7 +125,7 @@ func Run(ctx context.Context, o Options) error {
 		d.finished(st, err)
 		wait, why := o.Pause, "pausing between iterations"
 		if err != nil {
-			wait, why = o.Retry, "waiting to try again after the error"
+			wait, why = o.Retry, "to try again after the error,"
 		}
 		if d.wait(ctx, wait, why) != nil {
 			break

@@ -27,8 +27,9 @@ type Status struct {
 	// Waiting says what the daemon waits for, while it waits: the schedule, the GPU lock,
 	// another program on the GPU, the pause between iterations.
 	Waiting string `json:"waiting,omitempty"`
-	// GPUSeconds is the time spent in the train phase holding the GPU lock, over all of
-	// the daemon's runs (on a machine without a GPU, the trainer's CPU time).
+	// GPUSeconds is the wall time spent in the train phase holding the GPU lock, over all
+	// of the daemon's runs (on a machine without a GPU, the trainer's time on the CPU); a
+	// training cut short by a kill is not counted (it is counted when it is redone).
 	GPUSeconds float64 `json:"gpu_seconds"`
 	// GPU says how the daemon sees other programs on the GPU (or that it cannot).
 	GPU string `json:"gpu,omitempty"`
