@@ -97,10 +97,7 @@ func (s *stepSettings) config() (cfg loop.Config, code int, err error) {
 	if *s.weights == "" {
 		return cfg, exitUsage, errors.New("name the base model's weights for the trainer: --weights DIR (safetensors) or --weights FILE.gguf.")
 	}
-	abs, err := filepath.Abs(*s.repo)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
+	abs, err := repoPath(*s.repo)
 	if err != nil {
 		return cfg, exitUsage, err
 	}
