@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envHold); mode != "" {
 		os.Exit(hold(mode))
 	}
+	if os.Getenv(envKillChild) != "" {
+		os.Exit(killChild())
+	}
 	os.Exit(m.Run())
 }
 
