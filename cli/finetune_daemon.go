@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/finetune/daemon"
+	"github.com/frognano/frognano/finetune/report"
 )
 
 // daemonRun is the hidden step that is the background process `finetune start` detaches.
@@ -231,15 +232,19 @@ func printOverview(w io.Writer, o *daemon.Overview, now time.Time) {
 	if o.Running && st != nil && st.Waiting != "" {
 		fmt.Fprintf(w, "  waiting: %s\n", st.Waiting)
 	}
-	rate := func(p *float64) string {
+	rate := func(p *report.PassRate) string {
 		if p == nil {
 			return "–"
 		}
-		return fmt.Sprintf("%.0f%%", 100**p)
+		return fmt.Sprintf("%.0f%% (%d of %d episodes, 95%% %.0f–%.0f%%)", 100*p.Rate, p.Successes, p.Attempts, 100*p.Low, 100*p.High)
 	}
-	fmt.Fprintf(w, "  held-out pass rate: %s now, %s at the start\n", rate(o.HeldOutNow), rate(o.HeldOutStart))
-	fmt.Fprintf(w, "  tasks in the band: %d of %d\n", o.InBand, o.Tasks)
-	fmt.Fprintf(w, "  iterations: %d finished, %d accepted\n", o.Iterations, o.Accepted)
+	if sum := o.Summary; sum != nil {
+		fmt.Fprintf(w, "  held-out pass rate: %s now, %s at the start\n", rate(sum.HeldOutNow), rate(sum.HeldOutStart))
+		fmt.Fprintf(w, "  tasks in the band: %d of %d training tasks (%d held out)\n", sum.Tasks.InBand, sum.Tasks.Training, sum.Tasks.HeldOut)
+		fmt.Fprintf(w, "  iterations: %d finished, %d accepted\n", sum.Iterations.Done, sum.Iterations.Accepted)
+	} else {
+		fmt.Fprintf(w, "  no iteration yet: no pass rates, no tasks\n")
+	}
 	if st != nil {
 		fmt.Fprintf(w, "  GPU time: %v\n", (time.Duration(st.GPUSeconds) * time.Second).Round(time.Second))
 		if st.GPU != "" {

@@ -195,8 +195,8 @@ func TestKill9(t *testing.T) {
 	if h, err := watch.Head(ctx, s.Repo); err != nil || st.Head != h.New {
 		t.Errorf("status head %q, want the commit synthesis worked on, HEAD %q (%v)", st.Head, h.New, err)
 	}
-	if o := Look(s.Repo, dir, s.Dir, s.RegistryDir); o.Running || o.Iterations != 1 || o.Accepted != 1 || o.HeldOutNow == nil || o.HeldOutStart == nil ||
-		o.Model != st.Model || len(o.Problems) > 0 {
+	if o := Look(s.Repo, dir, s.Dir, s.RegistryDir); o.Running || o.Summary == nil || o.Summary.Iterations.Done != 1 || o.Summary.Iterations.Accepted != 1 ||
+		o.Summary.HeldOutNow == nil || o.Summary.HeldOutStart == nil || o.Model != st.Model || len(o.Problems) > 0 {
 		b, _ := json.Marshal(o)
 		t.Fatalf("overview %s", b)
 	}

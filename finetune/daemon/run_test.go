@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/finetune/gate"
 	"github.com/frognano/frognano/finetune/internal/fixture"
 	"github.com/frognano/frognano/finetune/loop"
-	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/watch"
 )
 
@@ -78,43 +76,5 @@ func TestNewCommitEndsPause(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pause went on after a new commit")
-	}
-}
-
-// TestHeldOut: the headline pass rates come from the gate's verdicts in the registry.
-func TestHeldOut(t *testing.T) {
-	v := func(s, c float64, ok bool) *gate.Verdict { return &gate.Verdict{Serving: s, Candidate: c, Accept: ok} }
-	rs := &registry.State{Base: "b", Models: []*registry.Model{
-		{Name: "m1", Step: 1, Verdict: v(0.2, 0.3, true)},
-		{Name: "m2", Step: 2, Verdict: v(0.3, 0.35, true)},
-		{Name: "m3", Step: 3, Verdict: v(0.4, 0.1, false)},
-	}}
-	show := func(p *float64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
-	for _, c := range []struct {
-		inUse      string
-		start, now any
-	}{
-		{"m2", 0.2, 0.4}, // m3 was judged later: m2's rate measured again then
-		{"m3", 0.2, 0.1}, // (rolled forward by hand) m3's own
-		{"", 0.2, 0.4},   // rolled back to the base: the latest serving measurement
-	} {
-		rs.InUse = c.inUse
-		start, now := heldOut(rs)
-		if show(start) != c.start || show(now) != c.now {
-			t.Errorf("in use %q: start %v now %v, want %v %v", c.inUse, show(start), show(now), c.start, c.now)
-		}
-	}
-	rs.Models = rs.Models[:2]
-	rs.InUse = "m2"
-	if _, now := heldOut(rs); show(now) != 0.35 {
-		t.Errorf("in use m2, judged last: now %v, want its candidate rate 0.35", show(now))
-	}
-	if start, now := heldOut(&registry.State{}); start != nil || now != nil {
-		t.Error("no verdicts: want no rates")
 	}
 }
