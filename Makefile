@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/frognano
 
-.PHONY: build demo test setup vet
+.PHONY: build demo test setup vet bench-learn
 # The Python and JavaScript/TypeScript parsers (tree-sitter) are C: without a C compiler Go
 # turns cgo off and the build fails with a message about build constraints.
 build:
@@ -40,3 +40,11 @@ test: setup vet
 		$(GO) test -race -count=1 -timeout 30m ./...
 	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
 		$(GO) test -race -count=1 -timeout 30m -tags jsonrpc2poison ./lsp/
+
+# The learning benchmark (finetune/learnbench): the online loop with SmolLM2-135M on CPU,
+# a few iterations and seeds; tens of minutes on a 2-core machine, so not part of test.
+# Knobs: LEARNBENCH_FLAGS (see `go run ./cmd/frognano-learnbench -h`), e.g. on a GPU machine
+# LEARNBENCH_FLAGS="-seeds 4 -iterations 8 -group 8 -tasks 8 -held-out 20".
+bench-learn:
+	@scripts/build-ollama.sh >/dev/null
+	nice -n 10 $(GO) run ./cmd/frognano-learnbench -out learnbench-out $(LEARNBENCH_FLAGS)
