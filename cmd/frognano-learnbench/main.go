@@ -2,7 +2,9 @@
 // runs the online fine-tuning loop for a few iterations and seeds with SmolLM2-135M on CPU
 // and writes the held-out pass rate of every checkpoint, with intervals, as JSON and a PNG
 // curve. `make bench-learn` runs it with its defaults; a developer command, not one users
-// need, so it is a binary of its own and not a `frognano finetune` step.
+// need, so it is a binary of its own and not a `frognano finetune` step. Set
+// FROGNANO_SANDBOX_GOCACHE to a warm Go build cache (the tests' one) to spare synthesis a
+// build of the standard library per seed.
 package main
 
 import (
@@ -36,6 +38,7 @@ func main() {
 	flag.Float64Var(&o.Temperature, "temperature", 1, "sampling temperature of the rollouts")
 	flag.Float64Var(&o.LR, "lr", 1e-3, "LoRA learning rate")
 	flag.IntVar(&o.Workers, "workers", 2, "episodes at once per seed")
+	flag.IntVar(&o.Threads, "threads", 1, "Ollama's num_thread for the model")
 	flag.StringVar(&o.Device, "device", "cpu", "the trainer's device: cpu, cuda or auto")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "Usage: frognano-learnbench [flags]\n\n"+

@@ -2,22 +2,26 @@ package learnbench
 
 // Template is the chat format the benchmark imports SmolLM2-135M-Instruct with: plain
 // ChatML (SmolLM2's own, without thinking: under FrogNano's renderer the prompt opens a
-// <think> block that SmolLM2 never closes, and the agent sees only empty replies), tools
-// and calls in the Qwen form (JSON inside <tool_call>, which Ollama's parser reads, and the
-// agent's text-call recovery too when it does not), each tool as one line (its name,
-// required arguments and description: the JSON schemas are about 500 tokens more to
-// evaluate on every episode, on a CPU), and one worked episode before the
-// real conversation. A 135M model does not follow a tool description, but it does imitate a
-// demonstration: in a first try without it (the tools' JSON schemas and the call form
-// only), SmolLM2 answered in prose, a made-up explanation ending in JavaScript, and called
-// no tool. The example is part of the template, not MESSAGE
-// lines, because the loop imports every fine-tuned model with the template of the model
-// in use (finetune/loop importModel) and nothing else of its Modelfile: the example stays
-// the same for the whole run, and the trainer renders it token-exact with Ollama's own
-// template code (finetune/rollout).
+// <think> block that SmolLM2 never closes, and the agent sees only empty replies), each tool
+// as one line (name, required arguments, description: the JSON schemas are about 500 more
+// tokens to evaluate per episode on a CPU), calls as a bare JSON object that is the whole
+// reply (Ollama's parser reads it, since the template renders calls so; the agent's
+// text-call recovery too), results as a user turn "NAME result:", and one worked episode
+// before the real conversation.
 //
-// The example's bug and file are not in the fixture the benchmark uses by default, so
-// copying it verbatim never scores.
+// Why this form, from tries on this machine with the calc fixture's tasks: with the Qwen
+// form (tool schemas in <tools>, JSON inside <tool_call>, results in <tool_response>) and no
+// example, SmolLM2 answered in prose (a made-up explanation ending in JavaScript); with the
+// example added, it began its reply with "<tool_response>" and made up a file listing, at
+// temperature 0 and 1 alike. With bare JSON it writes a call Ollama parses, copying the
+// example's arguments. So the example reads and edits calc/calc.go, the file the fixture's
+// tasks are in, with a function the fixture does not have (Half): a copied Read is right,
+// a copied Edit finds nothing to replace and says so.
+//
+// The example is part of the template, not MESSAGE lines, because the loop imports every
+// fine-tuned model with the template of the model in use (finetune/loop importModel) and
+// nothing else of its Modelfile: it stays the same for the whole run, and the trainer
+// renders it token-exact with Ollama's own template code (finetune/rollout).
 const Template = `{{- if or .System .Tools }}<|im_start|>system
 {{ if .System }}{{ .System }}
 
@@ -27,32 +31,24 @@ const Template = `{{- if or .System .Tools }}<|im_start|>system
 {{ .Function.Name }}({{ range $i, $a := .Function.Parameters.Required }}{{ if $i }}, {{ end }}{{ $a }}{{ end }}): {{ .Function.Description }}
 {{- end }}
 
-Call a tool by writing a JSON object with its name and arguments inside <tool_call></tool_call> tags:
-<tool_call>
+Call a tool by answering with a JSON object of its name and arguments only:
 {"name": <function-name>, "arguments": <args-json-object>}
-</tool_call>
 {{- end }}<|im_end|>
 <|im_start|>user
-` + "`Half` in num/num.go does not behave as expected. What it should do, from its documentation:\n\nHalf divides x by 2.\n\nThese tests fail: TestHalf." + `<|im_end|>
+` + "`Half` in calc/calc.go does not behave as expected. What it should do, from its documentation:\n\nHalf divides x by 2.\n\nThese tests fail: TestHalf." + `<|im_end|>
 <|im_start|>assistant
-<tool_call>
-{"name": "Read", "arguments": {"file_path": "num/num.go"}}
-</tool_call><|im_end|>
+{"name": "Read", "arguments": {"file_path": "calc/calc.go"}}<|im_end|>
 <|im_start|>user
-<tool_response>
-1. package num
+Read result:
+1. package calc
 2. 
 3. // Half divides x by 2.
-4. func Half(x int) int { return x / 4 }
-</tool_response><|im_end|>
+4. func Half(x int) int { return x / 4 }<|im_end|>
 <|im_start|>assistant
-<tool_call>
-{"name": "Edit", "arguments": {"file_path": "num/num.go", "old_string": "return x / 4", "new_string": "return x / 2"}}
-</tool_call><|im_end|>
+{"name": "Edit", "arguments": {"file_path": "calc/calc.go", "old_string": "return x / 4", "new_string": "return x / 2"}}<|im_end|>
 <|im_start|>user
-<tool_response>
-Edited num/num.go: replaced 1 occurrence(s)
-</tool_response><|im_end|>
+Edit result:
+Edited calc/calc.go: replaced 1 occurrence(s)<|im_end|>
 <|im_start|>assistant
 Half now divides x by 2.<|im_end|>
 {{ end }}
@@ -62,13 +58,10 @@ Half now divides x by 2.<|im_end|>
 {{ else if eq .Role "assistant" }}<|im_start|>assistant
 {{ if .Content }}{{ .Content }}{{ end }}
 {{- if .ToolCalls }}{{ if .Content }}
-{{ end }}{{ range .ToolCalls }}<tool_call>
-{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
-</tool_call>{{ end }}{{ end }}<|im_end|>
+{{ end }}{{ range .ToolCalls }}{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}{{ end }}{{ end }}<|im_end|>
 {{ else if eq .Role "tool" }}<|im_start|>user
-<tool_response>
-{{ .Content }}
-</tool_response><|im_end|>
+{{ .ToolName }} result:
+{{ .Content }}<|im_end|>
 {{ end }}
 {{- end }}<|im_start|>assistant
 `
