@@ -146,6 +146,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Options = o
+	for i, x := range res.Iterations {
+		if x.Train == nil {
+			if res.Iterations[i].Train, err = trainResult(filepath.Join(o.Out, "seed-"+strconv.Itoa(x.Seed), "loop"), x.Iteration); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if res.Machine == "" {
 		res.Machine = machine()
 	}
@@ -257,6 +264,11 @@ func record(seed int, st *loop.State, cfg loop.Config, took time.Duration) (Iter
 		h := st.History[n-1]
 		rec.Accepted, rec.TrainReward = h.Accepted, h.MeanReward
 	}
+	train, err := trainResult(cfg.Dir, st.Iteration)
+	if err != nil {
+		return rec, err
+	}
+	rec.Train = train
 	if st.Trained != nil {
 		rec.TrainSteps, rec.Dropped = st.Trained.Steps, len(st.Trained.Dropped)
 	}
@@ -276,6 +288,33 @@ func record(seed int, st *loop.State, cfg loop.Config, took time.Duration) (Iter
 		rec.HeldOutCandidate = pool(m.HeldOut, st.HeldOut)
 	}
 	return rec, nil
+}
+
+// trainResult is an iteration's training rollouts on the model in use, pooled over its
+// groups: the pass rate the loop measures every iteration, also when no group differs and
+// no gate runs. It reads the groups' summaries, so it also serves a result file written
+// before the field existed.
+func trainResult(loopDir string, it int) (*gate.Result, error) {
+	groups, err := filepath.Glob(filepath.Join(loopDir, "iterations", strconv.Itoa(it), "rollouts", "*", "group.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r gate.Result
+	for _, g := range groups {
+		s, err := rollout.ReadSummary(filepath.Dir(filepath.Dir(g)), filepath.Base(filepath.Dir(g)))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range s.Rewards {
+			if p != nil {
+				r.Attempts++
+				if *p >= 1 {
+					r.Successes++
+				}
+			}
+		}
+	}
+	return &r, nil
 }
 
 // pool adds up the results of the tasks in ids.

@@ -9,8 +9,10 @@ import (
 	"sort"
 )
 
-// PNG draws the curve: the pooled held-out pass rate by iteration with its 95% interval
-// (black), and each seed's rate (coloured dots), on a 0–100% axis. It is drawn with the
+// PNG draws the curve: the pooled held-out pass rate by checkpoint with its 95% interval
+// (black, joined), each seed's rate (coloured dots to its right), and the training
+// rollouts' pooled pass rate with its interval (grey squares to its left), on a 0–100%
+// axis. It is drawn with the
 // standard library only (a 3×5 pixel font for the tick labels); the README's caption names
 // the axes.
 func (r *Result) PNG() ([]byte, error) {
@@ -33,6 +35,13 @@ func (r *Result) PNG() ([]byte, error) {
 	line(img, left, h-bottom, w-right, h-bottom, black)
 	palette := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
 		{148, 103, 189, 255}, {140, 86, 75, 255}}
+	// the training rollouts' pass rate, grey and a little to the left
+	lightGrey := color.RGBA{150, 150, 150, 255}
+	for _, p := range r.Train {
+		xx := x(p.Iteration) - 8
+		line(img, xx, y(p.Low), xx, y(p.High), lightGrey)
+		fill(img, image.Rect(xx-3, y(p.Rate)-3, xx+4, y(p.Rate)+4), lightGrey)
+	}
 	var prev *Point
 	for i := range r.Curve {
 		p := &r.Curve[i]

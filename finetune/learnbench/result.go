@@ -25,6 +25,10 @@ type Result struct {
 	// base model, iteration k the checkpoint the loop trained in iteration k (whether the
 	// gate accepted it or not).
 	Curve []Point `json:"curve"`
+	// Train is the pass rate of each iteration's training rollouts, all seeds pooled: the
+	// model in use at the start of iteration k on the training tasks (not held out, and
+	// chosen near the frontier, so not comparable with Curve), measured every iteration.
+	Train []Point `json:"train"`
 }
 
 // Iteration is one loop iteration of one seed.
@@ -39,8 +43,10 @@ type Iteration struct {
 	// use); TrainSteps the optimizer steps taken; Dropped the rollouts the trainer refused
 	// (not token-exact).
 	TrainReward float64 `json:"train_reward"`
-	TrainSteps  int     `json:"train_steps"`
-	Dropped     int     `json:"dropped"`
+	// Train is the training rollouts' results, pooled over the iteration's tasks.
+	Train      *gate.Result `json:"train,omitempty"`
+	TrainSteps int          `json:"train_steps"`
+	Dropped    int          `json:"dropped"`
 	// HeldOutServing and HeldOutCandidate are the gate's results, pooled over the held-out
 	// tasks; nil when the iteration trained nothing (no group's rewards differed), so no
 	// gate ran.
@@ -93,8 +99,23 @@ func (r *Result) summarize() {
 			put(x.Seed, x.Iteration, *x.HeldOutCandidate)
 		}
 	}
-	r.Curve = nil
-	for it := 0; it <= r.Options.Iterations; it++ {
+	r.Curve = points(bySeed, r.Options.Iterations)
+	train := map[int]map[int]gate.Result{}
+	for _, x := range r.Iterations {
+		if x.Train != nil {
+			if train[x.Seed] == nil {
+				train[x.Seed] = map[int]gate.Result{}
+			}
+			train[x.Seed][x.Iteration] = *x.Train
+		}
+	}
+	r.Train = points(train, r.Options.Iterations)
+}
+
+// points pools results by seed and iteration into the curve's points, 0 to last.
+func points(bySeed map[int]map[int]gate.Result, last int) []Point {
+	var ps []Point
+	for it := 0; it <= last; it++ {
 		p := Point{Iteration: it, BySeed: map[int]float64{}}
 		for seed, m := range bySeed {
 			res, ok := m[it]
@@ -111,8 +132,9 @@ func (r *Result) summarize() {
 		}
 		p.Rate = p.Result.Rate()
 		p.Low, p.High = wilson(p.Successes, p.Attempts)
-		r.Curve = append(r.Curve, p)
+		ps = append(ps, p)
 	}
+	return ps
 }
 
 // wilson is the 95% Wilson score interval of k successes in n trials.

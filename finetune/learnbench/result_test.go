@@ -14,9 +14,10 @@ import (
 // iteration that trained nothing adds no point for its seed.
 func TestCurvePoolsSeedsByCheckpoint(t *testing.T) {
 	r := &Result{Options: Options{Iterations: 2}, Iterations: []Iteration{
-		{Seed: 1, Iteration: 1, Serving: Base, HeldOutServing: &gate.Result{Successes: 2, Attempts: 8}, HeldOutCandidate: &gate.Result{Successes: 4, Attempts: 8}, Accepted: true},
+		{Seed: 1, Iteration: 1, Serving: Base, HeldOutServing: &gate.Result{Successes: 2, Attempts: 8}, HeldOutCandidate: &gate.Result{Successes: 4, Attempts: 8}, Accepted: true,
+			Train: &gate.Result{Successes: 3, Attempts: 8}},
 		{Seed: 1, Iteration: 2, Serving: "ft:step-1", HeldOutServing: &gate.Result{Successes: 4, Attempts: 8}, HeldOutCandidate: &gate.Result{Successes: 6, Attempts: 8}},
-		{Seed: 2, Iteration: 1, Serving: Base}, // no group differed: no gate
+		{Seed: 2, Iteration: 1, Serving: Base, Train: &gate.Result{Successes: 0, Attempts: 8}}, // no group differed: no gate
 		{Seed: 2, Iteration: 2, Serving: Base, HeldOutServing: &gate.Result{Successes: 0, Attempts: 8}, HeldOutCandidate: &gate.Result{Successes: 1, Attempts: 8}},
 	}}
 	r.summarize()
@@ -35,6 +36,10 @@ func TestCurvePoolsSeedsByCheckpoint(t *testing.T) {
 	}
 	if got := r.Curve[2].BySeed; got[1] != 0.75 || got[2] != 0.125 {
 		t.Errorf("iteration 2 by seed %v, want 0.75 and 0.125", got)
+	}
+	// the training rollouts are measured every iteration, gate or not
+	if len(r.Train) != 1 || r.Train[0].Iteration != 1 || r.Train[0].Successes != 3 || r.Train[0].Attempts != 16 || r.Train[0].Seeds != 2 {
+		t.Errorf("train %+v, want iteration 1 only: 3/16 over 2 seeds", r.Train)
 	}
 	b, err := r.PNG()
 	if err != nil {
