@@ -14,9 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/frognano/frognano/finetune/rollout"
 	"github.com/frognano/frognano/finetune/synth"
 	"github.com/frognano/frognano/finetune/trainer"
+	"github.com/frognano/frognano/internal/atomicfile"
 	"github.com/frognano/frognano/ollama"
 )
 
@@ -69,7 +72,7 @@ type Options struct {
 	// Python is the trainer's interpreter ("" its default virtual environment).
 	Python string
 	// Log hears progress lines (nil: none).
-	Log io.Writer
+	Log io.Writer `json:"-"`
 }
 
 func (o *Options) defaults() error {
@@ -131,6 +134,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("learnbench: starting Ollama: %w", err)
 	}
 	defer srv.Stop()
+	host, err := stableHost(filepath.Join(o.Out, "ollama", "host"), "http://"+srv.Host)
+	if err != nil {
+		return nil, err
+	}
 	if err := ollama.Create(ctx, srv.Client, ollama.CreateRequest{Name: Base, GGUF: o.GGUF, Template: Template,
 		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": o.NumCtx, "num_thread": o.Threads}}, nil); err != nil {
 		return nil, fmt.Errorf("learnbench: importing %s: %w", o.GGUF, err)
@@ -168,7 +175,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[seed-1] = o.runSeed(ctx, srv, src, seed, res, &mu)
+			errs[seed-1] = o.runSeed(ctx, srv, host, src, seed, res, &mu)
 		}()
 	}
 	wg.Wait()
@@ -183,13 +190,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // runSeed runs one seed's iterations that res does not have yet, recording each in res as
 // it ends.
-func (o Options) runSeed(ctx context.Context, srv *ollama.Server, src string, seed int, res *Result, mu *sync.Mutex) error {
+func (o Options) runSeed(ctx context.Context, srv *ollama.Server, host, src string, seed int, res *Result, mu *sync.Mutex) error {
 	dir := filepath.Join(o.Out, "seed-"+strconv.Itoa(seed))
 	repo, err := cloneOnce(ctx, src, filepath.Join(dir, "repo"))
 	if err != nil {
 		return err
 	}
-	cfg := o.config(srv, repo, dir, seed)
+	cfg := o.config(srv, host, repo, dir, seed)
 	for it := 1; it <= o.Iterations; it++ {
 		mu.Lock()
 		done := res.has(seed, it)
@@ -227,16 +234,30 @@ func (o Options) runSeed(ctx context.Context, srv *ollama.Server, src string, se
 	return nil
 }
 
+// stableHost is the Ollama address the seeds' registries record: the first run's. The
+// benchmark's server keeps its models in Out but listens on a new free port each time it
+// starts, and a registry refuses a server at another address than the one its models were
+// made in (they would not be there); here they are, so a resumed run names the server as
+// the first one did.
+func stableHost(path, now string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return now, atomicfile.Write(path, []byte(now+"\n"), 0o644)
+}
+
 // config is one seed's loop configuration: its own state, registry and task store under
 // dir; the gate decides on every held-out task there is (the default rule wants 20, more
 // than a CPU run evaluates).
-func (o Options) config(srv *ollama.Server, repo, dir string, seed int) loop.Config {
+func (o Options) config(srv *ollama.Server, host, repo, dir string, seed int) loop.Config {
 	rule := gate.DefaultRule()
 	rule.MinTasks = 1
 	return loop.Config{
 		Repo: repo, Base: Base,
 		Weights: trainer.Load{GGUF: o.GGUF, LR: o.LR, Device: o.Device, Seed: seed},
-		Client:  srv.Client, Host: "http://" + srv.Host,
+		Client:  srv.Client, Host: host,
 		Dir: filepath.Join(dir, "loop"), RegistryDir: filepath.Join(dir, "registry"), StoreDir: filepath.Join(dir, "tasks"),
 		// Hint level 0 on the easiest rung only: the issue names the function and its file,
 		// and one mutation is the whole bug.
