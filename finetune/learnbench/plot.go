@@ -11,7 +11,7 @@ import (
 
 // PNG draws the curve: the pooled held-out pass rate by checkpoint with its 95% interval
 // (black, joined), each seed's rate (coloured dots to its right), and the training
-// rollouts' pooled pass rate with its interval (grey squares to its left), on a 0–100%
+// rollouts' pooled pass rate with its interval (grey squares to its left; see Result.Train), on a 0–100%
 // axis. It is drawn with the
 // standard library only (a 3×5 pixel font for the tick labels); the README's caption names
 // the axes.

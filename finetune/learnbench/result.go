@@ -25,9 +25,10 @@ type Result struct {
 	// base model, iteration k the checkpoint the loop trained in iteration k (whether the
 	// gate accepted it or not).
 	Curve []Point `json:"curve"`
-	// Train is the pass rate of each iteration's training rollouts, all seeds pooled: the
-	// model in use at the start of iteration k on the training tasks (not held out, and
-	// chosen near the frontier, so not comparable with Curve), measured every iteration.
+	// Train is the pass rate of the training rollouts, all seeds pooled, at the model in use
+	// after k iterations (so iteration k+1's rollouts are its point k: 0 is the base, like
+	// Curve's). Measured every iteration, also when no gate runs; but on training tasks
+	// chosen near the frontier, not on the held-out ones, so not comparable with Curve.
 	Train []Point `json:"train"`
 }
 
@@ -106,7 +107,7 @@ func (r *Result) summarize() {
 			if train[x.Seed] == nil {
 				train[x.Seed] = map[int]gate.Result{}
 			}
-			train[x.Seed][x.Iteration] = *x.Train
+			train[x.Seed][x.Iteration-1] = *x.Train
 		}
 	}
 	r.Train = points(train, r.Options.Iterations)

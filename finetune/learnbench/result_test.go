@@ -37,9 +37,10 @@ func TestCurvePoolsSeedsByCheckpoint(t *testing.T) {
 	if got := r.Curve[2].BySeed; got[1] != 0.75 || got[2] != 0.125 {
 		t.Errorf("iteration 2 by seed %v, want 0.75 and 0.125", got)
 	}
-	// the training rollouts are measured every iteration, gate or not
-	if len(r.Train) != 1 || r.Train[0].Iteration != 1 || r.Train[0].Successes != 3 || r.Train[0].Attempts != 16 || r.Train[0].Seeds != 2 {
-		t.Errorf("train %+v, want iteration 1 only: 3/16 over 2 seeds", r.Train)
+	// the training rollouts are measured every iteration, gate or not; iteration 1's are of
+	// the model in use after 0 iterations
+	if len(r.Train) != 1 || r.Train[0].Iteration != 0 || r.Train[0].Successes != 3 || r.Train[0].Attempts != 16 || r.Train[0].Seeds != 2 {
+		t.Errorf("train %+v, want iteration 0 only: 3/16 over 2 seeds", r.Train)
 	}
 	b, err := r.PNG()
 	if err != nil {
