@@ -55,7 +55,9 @@ type Options struct {
 	// MaxSteps and MaxTokensPerTurn bound each episode (defaults 4 and 96: read, edit,
 	// answer, and one turn to spare); NumCtx is the model's context (default 4096).
 	MaxSteps, MaxTokensPerTurn, NumCtx int
-	// Temperature of the rollouts (default 1, the policy the trainer's ratios assume).
+	// Temperature of the rollouts (default 1, the policy the trainer's ratios assume). Zero
+	// takes the default rather than greedy decoding: greedy groups are alike, their rewards
+	// equal, and GRPO learns nothing from them.
 	Temperature float64
 	// LR is the LoRA learning rate (default 1e-3: about ten times a full fine-tuning rate, as
 	// LoRA for RL wants, and a run here takes only a few updates).

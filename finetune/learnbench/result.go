@@ -53,7 +53,9 @@ type Iteration struct {
 	// gate ran.
 	HeldOutServing   *gate.Result `json:"held_out_serving,omitempty"`
 	HeldOutCandidate *gate.Result `json:"held_out_candidate,omitempty"`
-	Seconds          float64      `json:"seconds"`
+	// Seconds is the wall time of the Step call that finished the iteration (a resumed
+	// iteration counts only its last part).
+	Seconds float64 `json:"seconds"`
 }
 
 // Point is one iteration of the curve.
