@@ -26,7 +26,7 @@ var goAttacks = []struct {
 	// process ends with status 0 through package flag, whose ExitOnError calls os.Exit(0)
 	// on -h. Exit status, canaries and framing all agree: only the screen can stop it.
 	{"a pass for every name of the hidden tests' run, exit 0 through flag's -h", func(t *testing.T, root string) {
-		write(t, root, "calc/report.go", `package calc
+		write(t, root, "calc/calc.go", withCalc(`package calc
 
 import (
 	"flag"
@@ -52,7 +52,7 @@ func report() int {
 	}
 	return 0
 }
-`)
+`))
 	}},
 }
 

@@ -21,6 +21,9 @@ const (
 	pyScale = "tests/test_calc.py TestScale::test_scale"
 )
 
+// pyBuggy is the task's calc/calc.py (the bug in absolute), the file its patch changed.
+var pyBuggy = strings.Replace(fixture.PyCalc, "return -x", "return x", 1)
+
 func pyTask(t *testing.T) *task.Task {
 	t.Helper()
 	if exec.Command("python3", "-c", "import pytest").Run() != nil {
@@ -84,7 +87,8 @@ def pytest_runtest_makereport(item, call):
 		write(t, root, "tests/test_calc.py", strings.Replace(fixture.PyCalcTest, "absolute(-3) == 3 and ", "", 1))
 	}, false},
 	{"pytest patched from the code under test", func(t *testing.T, root string) {
-		write(t, root, "calc/__init__.py", `import sys
+		write(t, root, "calc/calc.py", pyBuggy+`
+import sys
 
 if "pytest" in sys.modules:
     import _pytest.reports as reports

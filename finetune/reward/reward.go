@@ -6,8 +6,8 @@
 // and a model trained with RL learns whatever raises its reward, including forging it.
 // So nothing the agent left in its copy is run or followed as it is: the evaluation tree is
 // the task's base commit (env.ExportCommit) with the task's patch (task.Apply) and only
-// the agent's allowed changes laid on it (regular, non-test, non-configuration files; see
-// [Score]); a static screen refuses changes that reach for the test harness (screen.go);
+// the agent's allowed changes laid on it (to the files the task's patch changed, regular,
+// non-test, non-configuration; see [Score]); a static screen refuses changes that reach for the test harness (screen.go);
 // and the hidden tests run in the sandbox, their results checked before they count: Go's
 // test binaries built by frognano with the trusted build cache and run one by one on a
 // read-only tree beside canary tests, the exit status the main signal (gorun.go); pytest
@@ -83,7 +83,10 @@ type Result struct {
 // the agent did gives a Result, with a Reason when the reward is not 1.
 //
 // The evaluation tree is made here, fresh: t's base commit exported (env.ExportCommit),
-// t's patch applied (task.Apply), and the agent's changes laid on it, but only regular
+// t's patch applied (task.Apply), and the agent's changes laid on it, but only to the files
+// the patch changes (either side: modified, added, deleted; the fix of a synthesized task is
+// its patch reversed, and any other file is code the tests would run that a fix does not
+// need: a helper module, a sitecustomize.py, another module made to lie), and only regular
 // files that are neither tests nor configuration: go.mod, go.sum, go.work, vendor/,
 // testdata/, *_test.go; conftest.py, pytest.ini, setup.cfg, tox.ini, pyproject.toml,
 // setup.py, pytest.toml, test files and tests/ folders, byte code (.pyc, __pycache__/),
@@ -148,6 +151,12 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		}
 	}
 	keep, dropped := sortChanges(changes, protect)
+	files, err := patchFiles(ctx, root, t.Patch)
+	if err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	keep, outside := outsidePatch(keep, files)
+	dropped = append(dropped, outside...)
 	var helpers []workspace.Skipped
 	if t.Test.Kind == env.KindPython {
 		keep, helpers = newTopModules(root, keep)

@@ -300,3 +300,39 @@ func TestLay(t *testing.T) {
 		t.Errorf("a/b/c.go: %v %v", st, err)
 	}
 }
+
+// The files a task's patch changes are read as git apply reads them, both sides of each
+// change; the agent's changes anywhere else are left out.
+func TestOutsidePatch(t *testing.T) {
+	ctx := t.Context()
+	mod, err := task.MakePatch(ctx, []task.Change{{Path: "calc/calc.py", Old: []byte("a\n"), New: []byte("b\n")},
+		{Path: "calc/new.py", Old: nil, New: []byte("n\n")}, {Path: "old/gone.py", Old: []byte("g\n"), New: nil},
+		{Path: "sp ace/ü.py", Old: []byte("a\n"), New: []byte("b\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename := "diff --git a/r/from.py b/r/to.py\nsimilarity index 100%\nrename from r/from.py\nrename to r/to.py\n"
+	files, err := patchFiles(ctx, t.TempDir(), mod+rename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"calc/calc.py", "calc/new.py", "old/gone.py", "r/from.py", "r/to.py", "sp ace/ü.py"}
+	if got := sortedKeys(files); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("patch files %q, want %q", got, want)
+	}
+	var keep []kept
+	for _, p := range []string{"calc/calc.py", "calc/helper.py", "sitecustomize.py", "calc/__init__.py", "old/gone.py", "r/from.py", "calc/calc.py.orig"} {
+		keep = append(keep, kept{Path: p, Content: []byte{}})
+	}
+	rest, dropped := outsidePatch(keep, files)
+	var got []string
+	for _, k := range rest {
+		got = append(got, k.Path)
+	}
+	if strings.Join(got, " ") != "calc/calc.py old/gone.py r/from.py" || len(dropped) != 4 || dropped[0].Why != "outside the files the task changed" {
+		t.Errorf("kept %v, dropped %v", got, dropped)
+	}
+	if _, err := patchFiles(ctx, t.TempDir(), "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\ngarbage\n"); err == nil {
+		t.Error("a patch git cannot read gave files")
+	}
+}

@@ -1,18 +1,21 @@
 package reward
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/internal/gitcmd"
 )
 
 // kept is one change of the agent's that reaches the evaluation tree: a regular file's new
@@ -165,6 +168,53 @@ func protected(p string) string {
 		}
 	}
 	return ""
+}
+
+// patchFiles are the paths t's patch changes, on either side (modified, added, deleted, both
+// names of a rename), as git apply reads it: the same reading that laid the patch in dir.
+func patchFiles(ctx context.Context, dir, patch string) (map[string]bool, error) {
+	files := map[string]bool{}
+	if strings.TrimSpace(patch) == "" {
+		return files, nil
+	}
+	g := gitcmd.Repo{Dir: dir, Trust: gitcmd.Hostile}
+	out, err := g.Run(ctx, []byte(patch), "apply", "--numstat", "-z", "-")
+	if err != nil {
+		return nil, fmt.Errorf("reading the task's patch: %w", err)
+	}
+	// -z: "added\tdeleted\tpath\0" per file; a rename names its new path alone, so its old
+	// one comes from the patch's "rename from" line.
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if f := strings.SplitN(rec, "\t", 3); len(f) == 3 && f[2] != "" {
+			files[f[2]] = true
+		}
+	}
+	for _, l := range strings.Split(patch, "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimRight(l, "\r"), "rename from "); ok {
+			if q, err := strconv.Unquote(p); err == nil {
+				p = q
+			}
+			files[p] = true
+		}
+	}
+	return files, nil
+}
+
+// outsidePatch drops the changes of keep to files the task's patch does not change: a fix
+// of the task's bug lives where the bug was put (every synthesizer's fix is its patch
+// reversed), and anything else the agent wrote is code the tests would run that has no
+// business being there: a new helper module, a sitecustomize.py or a .pth that Python
+// imports at start, another module of the repository made to lie to the tests. One rule
+// for every language, which a person can check from the patch alone.
+func outsidePatch(keep []kept, files map[string]bool) (rest []kept, dropped []workspace.Skipped) {
+	for _, k := range keep {
+		if !files[k.Path] {
+			dropped = append(dropped, workspace.Skipped{Path: k.Path, Why: "outside the files the task changed"})
+			continue
+		}
+		rest = append(rest, k)
+	}
+	return rest, dropped
 }
 
 // newTopModules drops the Python files of keep that would make a top-level module the
