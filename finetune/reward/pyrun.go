@@ -30,14 +30,35 @@ import (
 // pytest exits 0, a consistent run) earned reward 1 with a passing canary alone, and again
 // with the failing canary in a run of its own (that run did not import calc, so the patch
 // was not there); a failing canary in the hidden tests' run catches it. A patch of one
-// writer only (the JUnit report) leaves the progress lines to disagree. A forger that
-// spares frognano's tests (their file is readable) and patches both still gets past, and
-// only the screen (an import of pytest or _pytest, sys.exit, os._exit, exec and its kin in
-// the agent's code, and os.dup2 or os.close of the descriptors pytest reports on, which a
-// pipe of the agent's behind them rewrites) refuses it; Python is dynamic enough (getattr
-// with a built string) that a determined forger gets past a screen of the text too. What would carry code past the
-// screen whole stays the base's (tree.go): byte code, a module that shadows pytest, a
-// plugin named by pytest.toml or an entry point.
+// writer only (the JUnit report) leaves the progress lines to disagree.
+//
+// A forger that spares frognano's tests (their file is readable) and patches both gets past
+// every check of the results: only what reaches the tree and the screen stop it. What
+// reaches the tree is the agent's change to the files the task's patch changed, nothing
+// else (tree.go: no helper module, sitecustomize.py, __init__.py, plugin, byte code or
+// configuration). The screen (screenpy.go) reads those files on their syntax tree, as an
+// allowlist: imports of a few pure standard modules, of the repository's own code and of
+// what the file imported before; no dunder beyond a small safe set; no frame, traceback or
+// code attribute; no reference at all to getattr, vars, globals, eval, exec, open and their
+// kin (an alias is refused where it is written); no attribute or name that hands out a
+// module (typing.sys, random._os) or reaches attributes by computed names (attrgetter,
+// get_field, get_type_hints); forward references read as code. Measured on main before
+// it, each earned reward 1 (the screen off, each still does: the screen is what stops
+// them): getattr(sys, "mod"+"ules"), vars(sys), a traceback's frame walked up by
+// getattr(f, "f_back"), string.Formatter().get_field, operator.attrgetter, g = getattr,
+// a forward reference evaluated by functools.singledispatch, and the patch in a helper
+// module or in calc/__init__.py (attackpy_test.go).
+//
+// What is still open, and what a forger would have to find: Python has no boundary inside
+// a process, so the screen is defence in depth over source. A way past it needs an object
+// the rules do not name that hands out pytest's modules, frames or a computed attribute
+// read: in the repository's own code (a helper of the user's that wraps getattr, a module
+// that bound sys under another name), in a third-party package the file already imported
+// (pandas.eval, a loader that unpickles), in an object the tests pass to the code (the
+// request or pytestconfig fixture reaches pytest's plugin manager), or in a standard
+// module's object reached by plain names that this review did not think of. Code that
+// cannot forge can still stall or crash the run: the time and memory limits and the checks
+// above turn that into reward 0.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's
 // repository (its virtual environment).

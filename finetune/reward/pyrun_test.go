@@ -106,6 +106,40 @@ if "pytest" in sys.modules:
 	}, true},
 }
 
+// pyRewrite is absolute written again the way a model may: every construct a fix commonly
+// uses that the screen must let through.
+const pyRewrite = `from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Optional
+
+import calc
+
+
+@dataclass
+class _Sign:
+    x: float
+    seen: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.seen.append(f"{type(self).__name__}({self.x!r:>4})")
+
+
+class _Abs(_Sign):
+    def __init__(self, x):
+        super().__init__(x)
+        self.value = max([v for v in (self.x, -self.x) if v >= 0] or [0])
+
+
+@functools.lru_cache(maxsize=None)
+def absolute(x: Optional[int]) -> "int":
+    """The absolute value of x."""
+    if getattr(calc, "__name__", "") != "calc" or x is None:
+        return 0
+    return _Abs(x).value
+`
+
 func TestScorePython(t *testing.T) {
 	tk := pyTask(t)
 	o := Options{Timeout: time.Minute}
@@ -117,6 +151,35 @@ func TestScorePython(t *testing.T) {
 		write(t, ws.Root, "calc/calc.py", fixture.PyCalc)
 		if res := score(t, tk, ws, o); res.Reward != 1 || len(res.Passed) != 2 {
 			t.Errorf("reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+		}
+	})
+	t.Run("a fix rewritten, and changes elsewhere left out", func(t *testing.T) {
+		// A fix as a model writes one (a dataclass, an f-string, a comprehension, super(),
+		// imports of the standard library and of the package) passes the screen; a change to
+		// a file the task did not change (a new helper, the package's __init__.py, a note) is
+		// dropped, and the fix does not need it.
+		ws := agentCopy(t, tk)
+		write(t, ws.Root, "calc/calc.py", strings.Replace(fixture.PyCalc, `def absolute(x):
+    """The absolute value of x."""
+    if x < 0:
+        return -x
+    return x
+`, pyRewrite, 1))
+		write(t, ws.Root, "calc/helper.py", "def helper():\n    return 1\n")
+		write(t, ws.Root, "calc/__init__.py", "from calc.helper import helper  # noqa: F401\n")
+		write(t, ws.Root, "NOTES.md", "fixed absolute\n")
+		res := score(t, tk, ws, o)
+		if res.Reward != 1 || len(res.Passed) != 2 {
+			t.Errorf("reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+		}
+		var outside []string
+		for _, d := range res.Dropped {
+			if d.Why == "outside the files the task changed" {
+				outside = append(outside, d.Path)
+			}
+		}
+		if strings.Join(outside, " ") != "NOTES.md calc/__init__.py calc/helper.py" {
+			t.Errorf("dropped %v", res.Dropped)
 		}
 	})
 	t.Run("no change", func(t *testing.T) {

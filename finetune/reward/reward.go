@@ -15,8 +15,9 @@
 //
 // What the agent's code does in the test process cannot be stopped there: it shares the
 // process with the test harness. The layers above make a forgery need a construct the
-// screen refuses (an exit call, //go:linkname, pytest's modules), or knowledge of which
-// tests are frognano's; each file says what it stops and what it does not. Rewards need
+// screen refuses (an exit call, //go:linkname; in Python an import outside an allowlist, a
+// dunder, a frame, getattr and its kin), or knowledge of which tests are frognano's; each
+// file says what it stops and what it does not (pyrun.go: what is still open in Python). Rewards need
 // the bubblewrap sandbox (ErrUnconfined elsewhere).
 package reward
 
@@ -99,8 +100,8 @@ type Result struct {
 // Result.Dropped. Nothing the agent left in its copy is read but through
 // changes, which workspace.Changes made from git's record without following links.
 //
-// Then the screen (screen.go) reads what is kept and refuses a change that reaches for the
-// test harness (reward 0, the findings in Reason), and the hidden tests run in the sandbox
+// Then the screen (screen.go; screenpy.go for Python) reads what is kept and refuses a
+// change that reaches for the test harness (reward 0, the findings in Reason), and the hidden tests run in the sandbox
 // (gorun.go for Go, on the trusted build cache; pyrun.go for pytest), their results checked
 // before they count. Go and Python (pytest) tasks are scored; others return ErrUnsupported.
 func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Options) (*Result, error) {
@@ -165,7 +166,7 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	}
 	dropped = append(dropped, helpers...)
 	res.Dropped = dropped
-	if why := screen(keep); why != "" && !o.noScreen {
+	if why := screen(keep, pyModules(root)); why != "" && !o.noScreen {
 		res.Failed = hidden
 		res.Reason = "refused by the screen: " + why
 		res.Prepare = time.Since(start)

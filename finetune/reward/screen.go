@@ -15,21 +15,23 @@ import (
 
 // The screen reads the kept changes before anything runs and refuses those that reach for
 // the test harness: an agent that can end its test binary early with a pass, print the
-// framing go test reads, or call into package testing can forge results. It counts, per
-// file, the constructs below in the agent's version and in the base's, and refuses a file
-// that has more of one than its base had (a main package's os.Exit that was already there
-// is not the agent's).
+// framing go test reads, call into package testing, or reach pytest's objects from inside
+// pytest's process can forge results. It counts, per file, the constructs below in the
+// agent's version and in the base's, and refuses a file that has more of one than its base
+// had (a main package's os.Exit that was already there is not the agent's). The files it
+// reads are only those the task's patch changed (tree.go drops the rest).
 //
 // The screen is defence in depth, not the guard: it reads source, and source can hide what
-// it does (a call through reflect or a function value built elsewhere, a string assembled
-// at run time, a package the agent did not change calling one it did). The guards are the
-// evaluation tree (what the tests are, and how they build, come from the base commit) and
-// the checks of the results (see run.go). What the screen does catch cheaply is the plain
-// forms a model finds first, with a reason a person can read.
+// it does (a call through reflect or a function value built elsewhere, a package the agent
+// did not change calling one it did). The guards are the evaluation tree (what the tests
+// are, and how they build, come from the base commit; the agent's changes only in the task's
+// files) and the checks of the results (gorun.go, pyrun.go). What the screen does catch is
+// the forms a model finds, with a reason a person can read.
 //
-// Go is read with go/ast (a comment or a string that mentions os.Exit is not a call);
-// Python and JS/TS, which have no parser here, by patterns over the text with comments
-// left in, so a comment naming sys.exit is refused too (a false refusal costs one reward).
+// Go is read with go/ast (a comment or a string that mentions os.Exit is not a call).
+// Python is read on tree-sitter's syntax tree, as an allowlist of imports and dunders and a
+// list of the names that reach frames, modules and attributes by computed names
+// (screenpy.go says each rule and why). JS/TS, not scored yet, by patterns over the text.
 
 // finding is one construct the screen refuses, as counted in one file.
 type finding string
@@ -162,42 +164,6 @@ func screenGo(src []byte) map[finding]int {
 	return n
 }
 
-// Python: leaving the interpreter (pytest reports what it saw so far, and the run's status
-// is the agent's), and pytest's own modules (hooks, the report).
-var pyPatterns = []struct {
-	re   *regexp.Regexp
-	what finding
-}{
-	{regexp.MustCompile(`\bsys\s*\.\s*exit\b`), "sys.exit"},
-	{regexp.MustCompile(`\bos\s*\.\s*(_exit|abort|kill|exec\w*)\b`), "os._exit, os.abort, os.kill or os.exec*"},
-	{regexp.MustCompile(`\bSystemExit\b`), "SystemExit"},
-	{regexp.MustCompile(`(?m)^\s*(import|from)\s+_?pytest\b`), "import pytest"},
-	{regexp.MustCompile(`(?m)^\s*import\s+.*\b_?pytest\b`), "import pytest"},
-	{regexp.MustCompile(`\b__import__\s*\(\s*['"]_?pytest`), "import pytest"},
-	{regexp.MustCompile(`\bimportlib\b`), "importlib"},
-	{regexp.MustCompile(`\bbuiltins\b`), "builtins"},
-	// Reaching pytest's objects without importing it: through the loaded modules, the
-	// garbage collector's lists, or the frames that called the code; or calling C.
-	{regexp.MustCompile(`\bsys\s*\.\s*modules\b`), "sys.modules"},
-	{regexp.MustCompile(`\bgc\s*\.\s*get_(objects|referrers|referents)\b`), "gc.get_objects"},
-	{regexp.MustCompile(`\bsys\s*\.\s*_getframe\b|\binspect\s*\.\s*(stack|currentframe|getouterframes)\b|\.f_back\b`), "the caller's frames"},
-	{regexp.MustCompile(`\bctypes\b`), "ctypes"},
-	// The descriptors pytest writes its report and progress to (env's resultsFD, and the
-	// terminal's, which its capture keeps copies of): a pipe of the agent's put behind them
-	// with os.dup2 rewrites both, and pytest still exits 1 for frognano's failing test
-	// (measured: reward 1). Go's screen refuses Dup2 for the same reason.
-	{regexp.MustCompile(`\bos\s*\.\s*(dup2?|close|closerange|pipe2?|fdopen|openpty|open|write|set_inheritable|sendfile|splice)\b|\bfrom\s+os\s+import\s+.*\b(dup2?|close|closerange|pipe2?|fdopen|openpty|open|write)\b|\b(fcntl|posix|_posixsubprocess|pty)\b|/proc/self|/dev/fd|\bopen\s*\(\s*\d`),
-		"descriptors (os.dup2, os.close, os.pipe, /proc/self/fd, …)"},
-	// Running code the screen does not read: a string or a file's text (exec of a .txt
-	// earned reward 1, measured), byte code, a pickle (whose loads imports any module by
-	// name), another module by path; and the introspection that finds pytest's classes or
-	// the builtins without naming them.
-	{regexp.MustCompile(`(?:^|[^.\w])(exec|eval|compile|__import__)\s*\(|=\s*(exec|eval|compile|__import__)\b`), "exec, eval, compile or __import__"},
-	{regexp.MustCompile(`\b(c?[pP]ickle|marshal|runpy|shelve|dill|zipimport)\b|\b(FunctionType|CodeType)\b`), "code loaded from data (pickle, marshal, runpy, code objects)"},
-	{regexp.MustCompile(`__(builtins|subclasses|globals|code|loader|spec)__`), "introspection (__subclasses__, __globals__, __builtins__, …)"},
-	{regexp.MustCompile(`\bfrom\s+os\s+import\s+.*\b_exit\b|\bfrom\s+sys\s+import\s+.*\bexit\b`), "sys.exit"},
-}
-
 // JS/TS: leaving node early, or killing it.
 var jsPatterns = []struct {
 	re   *regexp.Regexp
@@ -224,13 +190,13 @@ func screenText(src []byte, pats []struct {
 }
 
 // screenFile counts the refused constructs of one file by its kind; nil for files the
-// screen does not read.
-func screenFile(p string, src []byte) map[finding]int {
+// screen does not read. pyImports are the modules a Python file may import.
+func screenFile(p string, src []byte, pyImports, repo map[string]bool) map[finding]int {
 	switch ext := path.Ext(p); {
 	case ext == ".go":
 		return screenGo(src)
 	case ext == ".py":
-		return screenText(src, pyPatterns)
+		return screenPython(src, pyImports, repo)
 	case isScript(ext):
 		return screenText(src, jsPatterns)
 	}
@@ -244,8 +210,9 @@ var nativeCode = map[string]bool{".s": true, ".S": true, ".sx": true, ".c": true
 	".swig": true, ".swigcxx": true, ".syso": true, ".so": true}
 
 // screen returns why the kept changes are refused, or "" when none is: each finding the
-// agent added, per file, sorted.
-func screen(keep []kept) string {
+// agent added, per file, sorted. pyRepo are the repository's own top-level Python modules
+// (pyModules).
+func screen(keep []kept, pyRepo map[string]bool) string {
 	var why []string
 	for _, k := range keep {
 		if k.Content == nil {
@@ -255,16 +222,20 @@ func screen(keep []kept) string {
 			why = append(why, k.Path+": native code (assembly, C or an object file)")
 			continue
 		}
-		now := screenFile(k.Path, k.Content)
+		var imports map[string]bool
+		if path.Ext(k.Path) == ".py" {
+			imports = pyAllowedImports(k.Base, pyRepo)
+		}
+		now := screenFile(k.Path, k.Content, imports, pyRepo)
 		if now == nil {
 			continue
 		}
 		before := map[finding]int{}
 		if k.Base != nil {
-			before = screenFile(k.Path, k.Base)
+			before = screenFile(k.Path, k.Base, imports, pyRepo)
 		}
 		for f, c := range now {
-			if c > before[f] {
+			if c > before[f] || pyUnreadable[f] {
 				why = append(why, fmt.Sprintf("%s: %s", k.Path, f))
 			}
 		}
