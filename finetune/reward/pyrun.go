@@ -53,8 +53,9 @@ import (
 // a process, so the screen is defence in depth over source. A way past it needs an object
 // the rules do not name that hands out pytest's modules, frames or a computed attribute
 // read: in the repository's own code (a helper of the user's that wraps getattr, a module
-// that bound sys under another name), in a third-party package the file already imported
-// (pandas.eval, a loader that unpickles), in an object the tests pass to the code (the
+// that bound sys under another name, a pytest plugin's repository whose modules import
+// pytest's classes), in a third-party package the file already imported (pandas.eval, a
+// loader that unpickles), in an object the tests pass to the code (the
 // request or pytestconfig fixture reaches pytest's plugin manager), or in a standard
 // module's object reached by plain names that this review did not think of. Code that
 // cannot forge can still stall or crash the run: the time and memory limits and the checks

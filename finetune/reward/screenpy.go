@@ -35,6 +35,10 @@ import (
 //   - attribute names that hand out the harness whatever holds them (pyAttrNames: .modules,
 //     .sys, ._os, .attrgetter, .get_field, .get_type_hints …: typing.sys.modules,
 //     random._os.dup2), and a private name of a module that is not the repository's;
+//   - a module the base's file imported that hands out processes, descriptors, frames or
+//     code (pyCounted: subprocess, inspect, importlib …) may be used, name by name, only as
+//     often as the base used it; and no imported module is passed around as a value (o = os;
+//     o.close(3) would lose the rules that know os by its import);
 //   - what the text screen refused before, on the tree: sys.exit, os._exit and the
 //     descriptor calls (os.dup2, os.close …) through any name the module is bound to,
 //     /proc/self and /dev/fd in strings;
@@ -168,9 +172,20 @@ var pyModuleAttrs = map[string]map[string]string{
 	"os": {"abort": "leaves pytest", "kill": "leaves pytest", "killpg": "leaves pytest", "system": "runs a program",
 		"popen": "runs a program", "fork": "runs a process", "forkpty": "runs a process", "close": "descriptors",
 		"pipe": "descriptors", "pipe2": "descriptors", "openpty": "descriptors", "open": "descriptors",
-		"write": "descriptors", "set_inheritable": "descriptors", "sendfile": "descriptors", "splice": "descriptors",
+		"write": "descriptors", "writev": "descriptors", "pwrite": "descriptors", "pwritev": "descriptors",
+		"set_inheritable": "descriptors", "sendfile": "descriptors", "splice": "descriptors",
 		"posix_spawn": "runs a program", "posix_spawnp": "runs a program"},
 }
+
+// pyCounted are modules a fix may use only as often as the base's file did, name by name,
+// when that file imported them (a fix imports none of them anew): each use hands out
+// programs, processes, descriptors, frames, modules or code, in more ways than the tables
+// above name (subprocess.run of a program that writes into pytest's descriptors,
+// inspect.getmembers, importlib.import_module).
+var pyCounted = setOf("subprocess", "multiprocessing", "ctypes", "importlib", "inspect", "gc", "pickle", "marshal",
+	"runpy", "pty", "fcntl", "signal", "threading", "_thread", "code", "codeop", "types", "operator", "string",
+	"builtins", "traceback", "io", "shutil", "socket", "select", "mmap", "resource", "pdb", "weakref", "posix",
+	"asyncio", "concurrent", "shelve", "dill", "cloudpickle", "zipimport", "pkgutil", "site", "sysconfig")
 
 // pyCallShaped are the builtins that, given an object and a plain attribute name as a
 // string literal, are that attribute access.
@@ -303,12 +318,14 @@ type pyScreen struct {
 	allowed map[string]bool   // top-level modules the file may import
 	repo    map[string]bool   // the repository's own top-level modules
 	alias   map[string]string // a name an import binds → the module (or module.name) it is
+	module  map[string]bool   // the names import statements bind to modules (import x, import x as y)
 	exempt  map[int]bool      // identifiers (by offset) judged as part of a call: getattr(x, "name")
 }
 
 // screenPython counts the refused constructs of one Python file, given what it may import.
 func screenPython(src []byte, allowed, repo map[string]bool) map[finding]int {
-	s := &pyScreen{n: map[finding]int{}, allowed: allowed, repo: repo, alias: map[string]string{}, exempt: map[int]bool{}}
+	s := &pyScreen{n: map[finding]int{}, allowed: allowed, repo: repo, alias: map[string]string{}, module: map[string]bool{},
+		exempt: map[int]bool{}}
 	if bytes.IndexByte(src, 0x16) >= 0 {
 		s.add("the byte 0x16 (test2json's framing)")
 	}
@@ -401,11 +418,13 @@ func (s *pyScreen) bind(n syntax.Node) {
 	for _, name := range n.FieldAll("name") {
 		if name.Kind() == "aliased_import" {
 			s.alias[name.Field("alias").Text()] = dotted(name.Field("name"))
+			s.module[name.Field("alias").Text()] = true
 			continue
 		}
 		m := dotted(name)
 		top, _, _ := strings.Cut(m, ".")
 		s.alias[top] = top
+		s.module[top] = true
 	}
 }
 
@@ -516,6 +535,8 @@ func (s *pyScreen) attr(mod, name string) {
 		s.add(finding(fmt.Sprintf("os.%s (runs a program in pytest's place)", name)))
 	case mod != "" && !s.repo[top] && strings.HasPrefix(name, "_"):
 		s.add(finding(fmt.Sprintf("%s.%s (a private name of a module not the repository's)", mod, name)))
+	case pyCounted[top] && !s.repo[top]:
+		s.add(finding(fmt.Sprintf("a use of %s.%s (the base's file used it fewer times)", mod, name)))
 	}
 }
 
@@ -569,6 +590,16 @@ func (s *pyScreen) identifier(n syntax.Node, code bool) {
 		return
 	case p.Kind() == "keyword_argument" && p.Field("name").Equal(n):
 		return
+	}
+	if m := s.alias[name]; m != "" && !(p.Kind() == "attribute" && p.Field("object").Equal(n)) {
+		top, _, _ := strings.Cut(m, ".")
+		if pyCounted[top] && !s.repo[top] {
+			s.add(finding(fmt.Sprintf("a use of %s (the base's file used it fewer times)", m)))
+		}
+		if s.module[name] && !s.repo[top] {
+			// o = os; o.close(3): the rules that know a module by its import would lose it.
+			s.add(finding(fmt.Sprintf("the module %s as a value (its uses could no longer be screened)", m)))
+		}
 	}
 	def := (p.Kind() == "function_definition" || p.Kind() == "class_definition") && p.Field("name").Equal(n)
 	if isDunder(name) {
