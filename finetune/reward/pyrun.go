@@ -38,11 +38,12 @@ import (
 // else (tree.go: no helper module, sitecustomize.py, __init__.py, plugin, byte code or
 // configuration). The screen (screenpy.go) reads those files on their syntax tree, as an
 // allowlist: imports of a few pure standard modules, of the repository's own code and of
-// what the file imported before; no dunder beyond a small safe set; no frame, traceback or
-// code attribute; no reference at all to getattr, vars, globals, eval, exec, open and their
-// kin (an alias is refused where it is written); no attribute or name that hands out a
-// module (typing.sys, random._os) or reaches attributes by computed names (attrgetter,
-// get_field, get_type_hints); forward references read as code. Measured on main before
+// what the file imported before (a capable one, subprocess say, used no more than before);
+// no dunder beyond a small safe set; no frame, traceback or code attribute; no reference at
+// all to getattr, vars, globals, eval, exec, open and their kin (an alias is refused where
+// it is written); no attribute or name that hands out a module (typing.sys, random._os) or
+// reaches attributes by computed names or evaluates strings (attrgetter, get_field,
+// get_type_hints, singledispatch); forward references read as code. Measured on main before
 // it, each earned reward 1 (the screen off, each still does: the screen is what stops
 // them): getattr(sys, "mod"+"ules"), vars(sys), a traceback's frame walked up by
 // getattr(f, "f_back"), string.Formatter().get_field, operator.attrgetter, g = getattr,
@@ -55,11 +56,11 @@ import (
 // read: in the repository's own code (a helper of the user's that wraps getattr, a module
 // that bound sys under another name, a pytest plugin's repository whose modules import
 // pytest's classes), in a third-party package the file already imported (pandas.eval, a
-// loader that unpickles), in an object the tests pass to the code (the
-// request or pytestconfig fixture reaches pytest's plugin manager), or in a standard
-// module's object reached by plain names that this review did not think of. Code that
-// cannot forge can still stall or crash the run: the time and memory limits and the checks
-// above turn that into reward 0.
+// loader that unpickles, pydantic evaluating an annotation computed as a string at run
+// time), in an object the tests pass to the code (the request or pytestconfig fixture
+// reaches pytest's plugin manager), or in a standard module's object reached by plain
+// names that this review did not think of. Code that cannot forge can still stall or crash
+// the run: the time and memory limits and the checks above turn that into reward 0.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's
 // repository (its virtual environment).

@@ -42,9 +42,11 @@ import (
 //   - what the text screen refused before, on the tree: sys.exit, os._exit and the
 //     descriptor calls (os.dup2, os.close …) through any name the module is bound to,
 //     /proc/self and /dev/fd in strings;
-//   - strings Python evaluates as code: a string in an annotation or a subscript (a forward
-//     reference, which typing.get_type_hints and functools.singledispatch evaluate) is read
-//     as Python and screened the same way;
+//   - strings Python evaluates as code: the standard library's evaluators of annotations
+//     (typing.get_type_hints, functools.singledispatch, which evaluate computed strings too)
+//     are refused by name, and a string in an annotation or a subscript (a forward reference,
+//     which a package the base imported, pydantic say, may evaluate) is read as Python and
+//     screened the same way;
 //   - names that read an attribute without an attribute's syntax: a dataclass field, a class
 //     pattern's keyword (case object(gi_frame=f)), a string that is exactly such a name
 //     (functools.update_wrapper and wraps copy attributes named by strings: refused when
@@ -142,6 +144,9 @@ var pyAttrNames = map[string]string{
 	"attrgetter": "reaches an attribute by a computed name", "methodcaller": "calls a method by a computed name",
 	"get_field": "reaches an attribute by a computed name (string.Formatter)", "getattr_static": "reaches an attribute by a computed name",
 	"get_type_hints": "evaluates strings as code", "ForwardRef": "evaluates strings as code",
+	// register evaluates the annotations of what it registers, computed strings too
+	// (x: "get" + "attr(…)"), which no reading of the source can follow.
+	"singledispatch": "evaluates annotations as code", "singledispatchmethod": "evaluates annotations as code",
 	"evaluate_forward_ref": "evaluates strings as code", "_exit": "leaves pytest at once", "dup2": "descriptors",
 	"dup": "descriptors", "closerange": "descriptors", "fdopen": "descriptors",
 	"FunctionType": "builds a function from a code object", "CodeType": "builds a code object",
@@ -473,12 +478,16 @@ func (s *pyScreen) walk(n syntax.Node, code bool) {
 			}
 		}
 		s.str(v.String())
+		if s.evaluated(n) {
+			s.embedded(v.String())
+		}
 	case "string":
 		if n.Parent().Kind() != "concatenated_string" {
-			s.str(s.stringValue(n))
-		}
-		if s.evaluated(n) {
-			s.embedded(n)
+			v := s.stringValue(n)
+			s.str(v)
+			if s.evaluated(n) {
+				s.embedded(v)
+			}
 		}
 	}
 	for _, c := range n.Children() {
@@ -657,9 +666,8 @@ func (s *pyScreen) evaluated(n syntax.Node) bool {
 	return false
 }
 
-// embedded screens a string's value as Python (an expression), when it parses as one.
-func (s *pyScreen) embedded(n syntax.Node) {
-	v := s.stringValue(n)
+// embedded screens a string's value v as Python (an expression), when it parses as one.
+func (s *pyScreen) embedded(v string) {
 	if strings.TrimSpace(v) == "" {
 		return
 	}

@@ -66,6 +66,8 @@ func TestScreenPython(t *testing.T) {
 		{"sys of a module of the repository", pyPlain, "import calc\n\nm = calc.sys\n", ".sys"},
 		{".modules on anything", pyPlain, "def f(x):\n    return x.modules\n", ".modules"},
 		{"a forward reference that calls", pyPlain, "def f(x: 'getattr(a, b)'):\n    pass\n", "the name getattr"},
+		{"a forward reference across strings", pyPlain, "def f(x: 'getattr' '(a, b)'):\n    pass\n", "the name getattr"},
+		{"singledispatch", pyPlain, "from functools import singledispatch\n", ".singledispatch"},
 		{"a forward reference in a subscript", pyPlain, "import typing\n\nT = typing.List['vars(typing)']\n", "the name vars"},
 		{"sys.exit", withSys, withSys + "sys.exit(0)\n", "sys.exit"},
 		{"sys renamed", withSys, withSys + "import sys as s\n\ns.exit(0)\n", "sys.exit"},
