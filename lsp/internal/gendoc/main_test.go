@@ -75,10 +75,11 @@ func TestStaleFilesAreFound(t *testing.T) {
 		{"editors/vscode/src/server.gen.ts", "numCtx?: number;", "numCtx?: string;"},
 		{"editors/nvim/lua/frognano/server.lua", "kind = 'source.frognano.explain'", "kind = 'refactor'"},
 		{"editors/vscode/package.json", `"default": 100`, `"default": 50`},
-		{"editors/vscode/package.json", `"frognano.preview"
-      ]`, `"frognano.preview",
+		{"editors/vscode/package.json", `"frognano.finetune.weights"
+      ]`, `"frognano.finetune.weights",
         "frognano.model"
       ]`},
+		{"editors/nvim/lua/frognano/server.lua", "['finetune.hours'] = { type = 'string' }", "finetune.hours = { type = 'string' }"},
 		{"README.md", "| `maxSteps` | integer | `100` |", "| `maxSteps` | integer | `50` |"},
 		{"README.md", "`source.frognano.explain`", "`refactor`"},
 		{"editors/vscode/README.md", "| `frognano.maxMinutes` | `30` |", "| `frognano.maxMinutes` | `60` |"},

@@ -24,7 +24,7 @@ func typescript(d *decls) []byte {
 	b.WriteString("/** The server's settings, the \"frognano\" configuration section (lsp/config.go). */\n")
 	b.WriteString("export interface ServerSettings {\n")
 	for _, s := range d.server() {
-		fmt.Fprintf(&b, "  /** %s */\n  %s?: %s;\n", strings.ReplaceAll(d.doc(s), "*/", "*\\/"), s.Key, tsType(s))
+		fmt.Fprintf(&b, "  /** %s */\n  %s?: %s;\n", strings.ReplaceAll(d.doc(s), "*/", "*\\/"), tsKey(s.Key), tsType(s))
 	}
 	b.WriteString("}\n\n/** The keys of ServerSettings: what the extension sends to the server. */\n")
 	b.WriteString("export const serverKeys = [")
@@ -73,7 +73,7 @@ func lua(d *decls) []byte {
 	}
 	b.WriteString("  },\n  -- The server's settings (the \"frognano\" section, lsp/config.go): their Lua types and allowed values.\n  settings = {\n")
 	for _, s := range d.server() {
-		fmt.Fprintf(&b, "    %s = { type = %s", s.Key, quoteTS(luaType(s.typ)))
+		fmt.Fprintf(&b, "    %s = { type = %s", luaKey(s.Key), quoteTS(luaType(s.typ)))
 		if len(s.Enum) > 0 {
 			var vs []string
 			for _, e := range s.Enum {
@@ -316,4 +316,20 @@ func vscodeReadme(d *decls, old []byte) ([]byte, error) {
 		fmt.Fprintf(&b, "| `frognano.%s` | %s | %s |\n", s.Key, cell(defaultText(s)), cell(d.doc(s)))
 	}
 	return replaceSection(old, "settings", b.String())
+}
+
+// tsKey and luaKey write a setting's key as a property name: a dotted one (finetune.weights,
+// which VS Code shows grouped under "finetune") must be quoted.
+func tsKey(k string) string {
+	if strings.Contains(k, ".") {
+		return quoteTS(k)
+	}
+	return k
+}
+
+func luaKey(k string) string {
+	if strings.Contains(k, ".") {
+		return "[" + quoteTS(k) + "]"
+	}
+	return k
 }

@@ -20,5 +20,7 @@ return {
     whenBusy = { type = 'string', enum = { 'reject', 'queue' } },
     preview = { type = 'boolean' },
     watch = { type = 'boolean' },
+    ['finetune.weights'] = { type = 'string' },
+    ['finetune.hours'] = { type = 'string' },
   },
 }
