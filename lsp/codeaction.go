@@ -234,31 +234,6 @@ func (s *server) CodeActionResolve(ctx context.Context, a *protocol.CodeAction) 
 	return &out, nil
 }
 
-func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (protocol.LSPAny, error) {
-	switch p.Command {
-	case CommandCancel:
-		n := s.cancelAll()
-		return json.Marshal(map[string]int{"cancelled": n})
-	case CommandRun, CommandAsk:
-		if len(p.Arguments) == 0 {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, p.Command+" needs an argument")
-		}
-		var d actionData
-		if err := json.Unmarshal(p.Arguments[0], &d); err != nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: bad argument: %v", p.Command, err))
-		}
-		if p.Command == CommandAsk {
-			d.Action = "ask"
-			if d.Title == "" {
-				d.Title = "Ask FrogNano"
-			}
-		}
-		_, err := s.runAction(ctx, d, true)
-		return nil, err
-	}
-	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "unknown command "+p.Command)
-}
-
 func (s *server) WorkDoneProgressCancel(ctx context.Context, p *protocol.WorkDoneProgressCancelParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

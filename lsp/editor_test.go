@@ -45,6 +45,7 @@ type editor struct {
 	messages  []protocol.ShowMessageParams
 	edits     []protocol.ApplyWorkspaceEditParams
 	shown     []string
+	external  []string // documents shown with external true (window/showDocument)
 	asked     []string // showMessageRequest messages; the editor picks the first action
 	config    json.RawMessage
 	applyHook func(*protocol.ApplyWorkspaceEditParams) *protocol.ApplyWorkspaceEditResult
@@ -93,6 +94,12 @@ func capsFull() protocol.ClientCapabilities {
 // given Ollama configuration, and initializes it.
 func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.ClientCapabilities, initOpts any) *editor {
 	t.Helper()
+	return newEditorWith(t, files, env, caps, initOpts, nil)
+}
+
+// newEditorWith is newEditor with the server's Options changed by opts.
+func newEditorWith(t testing.TB, files string, env ollama.Config, caps protocol.ClientCapabilities, initOpts any, opts func(*Options)) *editor {
+	t.Helper()
 	root := t.TempDir()
 	for _, f := range txtar.Parse([]byte(files)).Files {
 		p := filepath.Join(root, f.Name)
@@ -106,9 +113,11 @@ func newEditor(t testing.TB, files string, env ollama.Config, caps protocol.Clie
 	e.registryDir = filepath.Join(e.registryCache, "finetune", "models")
 	sconn, cconn := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		e.done <- Serve(ctx, sconn, Options{Env: env, CacheDir: e.cacheDir, AgentWorkDir: e.workDir, RegistryDir: e.registryDir})
-	}()
+	o := Options{Env: env, CacheDir: e.cacheDir, AgentWorkDir: e.workDir, RegistryDir: e.registryDir}
+	if opts != nil {
+		opts(&o)
+	}
+	go func() { e.done <- Serve(ctx, sconn, o) }()
 	conn, server := dialServer(ctx, &client{e: e}, jsonrpc2.NewHeaderStream(cconn))
 	e.conn, e.server = conn, server
 	t.Cleanup(func() {
@@ -416,6 +425,9 @@ func (c *client) Configuration(ctx context.Context, p *protocol.ConfigurationPar
 func (c *client) ShowDocument(ctx context.Context, p *protocol.ShowDocumentParams) (*protocol.ShowDocumentResult, error) {
 	c.e.mu.Lock()
 	c.e.shown = append(c.e.shown, string(p.URI))
+	if p.External != nil && *p.External {
+		c.e.external = append(c.e.external, string(p.URI))
+	}
 	c.e.mu.Unlock()
 	c.e.note()
 	return &protocol.ShowDocumentResult{Success: true}, nil

@@ -12,13 +12,6 @@ import (
 	"github.com/frognano/frognano/internal/buildinfo"
 )
 
-// Commands the server executes (workspace/executeCommand).
-const (
-	CommandRun    = "frognano.run"    // arguments: [actionData]
-	CommandAsk    = "frognano.ask"    // arguments: [{"uri", "range", "instruction"}]
-	CommandCancel = "frognano.cancel" // no arguments: cancel the run in progress
-)
-
 func (s *server) Initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,7 +39,7 @@ func (s *server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 				CodeActionKinds: kinds(),
 				ResolveProvider: &resolve,
 			},
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: []string{CommandRun, CommandAsk, CommandCancel}},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames()},
 		},
 		ServerInfo: protocol.ServerInfo{Name: "frognano", Version: protocol.NewOptional(buildinfo.String())},
 	}, nil

@@ -18,8 +18,10 @@ type progress struct {
 	on    bool
 }
 
-func (s *server) beginProgress(ctx context.Context, caps clientCaps, r *run, title string) *progress {
-	p := &progress{s: s, ctx: context.Background(), token: protocol.String(r.token)}
+// beginProgress begins reporting under token; cancellable says whether the client shows a
+// cancel button (window/workDoneProgress/cancel reaches the run of that token).
+func (s *server) beginProgress(ctx context.Context, caps clientCaps, token, title string, cancellable bool) *progress {
+	p := &progress{s: s, ctx: context.Background(), token: protocol.String(token)}
 	if !caps.progress {
 		return p
 	}
@@ -28,7 +30,7 @@ func (s *server) beginProgress(ctx context.Context, caps clientCaps, r *run, tit
 		return p
 	}
 	p.on = true
-	p.send(protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: ptr(true), Message: ptr("starting")})
+	p.send(protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: ptr(cancellable), Message: ptr("starting")})
 	return p
 }
 

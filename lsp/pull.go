@@ -28,7 +28,7 @@ func (s *server) offerPull(ctx context.Context, caps clientCaps, cfg ollama.Conf
 	}
 	r := s.register("pulling "+cfg.Model, func() {})
 	defer s.unregister(r)
-	prog := s.beginProgress(ctx, caps, r, "Pulling "+cfg.Model)
+	prog := s.beginProgress(ctx, caps, r.token, "Pulling "+cfg.Model, true)
 	last := ""
 	err = client.Pull(ctx, &api.PullRequest{Model: cfg.Model}, func(p api.ProgressResponse) error {
 		msg := p.Status

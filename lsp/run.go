@@ -81,7 +81,7 @@ func (s *server) doRun(ctx context.Context, d actionData, apply bool) (*protocol
 	r := s.register(d.Title, cancel)
 	defer s.unregister(r)
 
-	j := &job{d: d, settings: settings, caps: caps, root: root, prog: s.beginProgress(ctx, caps, r, "FrogNano: "+d.Title)}
+	j := &job{d: d, settings: settings, caps: caps, root: root, prog: s.beginProgress(ctx, caps, r.token, "FrogNano: "+d.Title, true)}
 	out, err := s.runAgent(ctx, j, task)
 	if out.warm != nil {
 		// The next run's copy is made once this one is over, its edit delivered, not

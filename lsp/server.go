@@ -28,6 +28,9 @@ type Options struct {
 	// RegistryDir holds fine-tuning's model registries (finetune/registry); "" is
 	// registry.DefaultDir, where `frognano finetune` keeps them.
 	RegistryDir string
+	// Frognano is the frognano binary whose `finetune daemon-run` is fine-tuning's background
+	// process; "" is this process's own binary (the server is `frognano lsp`).
+	Frognano string
 }
 
 // server implements protocol.Server. Handlers are thin: they decode, look up state and

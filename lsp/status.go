@@ -32,6 +32,9 @@ type Status struct {
 	Running      []string `json:"running"`
 	// Workspace is the watching of the folder; absent until the first run starts it.
 	Workspace *FreshStatus `json:"workspace,omitempty"`
+	// FineTuning is fine-tuning's state for the workspace's repository ("off" when it never
+	// ran); absent without a workspace folder.
+	FineTuning *FineTuning `json:"fineTuning,omitempty"`
 }
 
 // Request serves frognano's own methods; anything else is not found.
@@ -59,6 +62,11 @@ func (s *server) status(ctx context.Context) Status {
 	s.mu.Unlock()
 	if k != nil {
 		st.Workspace = ptr(k.Status())
+	}
+	if root != "" {
+		if repo, err := workspaceRepo(root); err == nil {
+			st.FineTuning = fineTuningStatus(repo, s.opts.RegistryDir)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

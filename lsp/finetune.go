@@ -1,0 +1,205 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/frognano/frognano/finetune/daemon"
+	"github.com/frognano/frognano/finetune/loop"
+	"github.com/frognano/frognano/finetune/report"
+)
+
+// This file is fine-tuning as the editors see it: its part of frognano/status and what the
+// fine-tuning commands do. Each function takes explicit inputs and never sees the
+// connection; command.go's handlers deliver the results.
+
+// FineTuning is frognano/status's fineTuning part: the fine-tuning daemon of the
+// workspace's repository (finetune/daemon), read from its lock and status file, and the
+// headline numbers from the loop's state and the registry (daemon.Look).
+type FineTuning struct {
+	// State is "off" (never started for this repository), "running", or "stopped" (it ran
+	// and is not running now; Ended says why, empty when it ended without a word: killed).
+	State string `json:"state"`
+	// Repo is the repository fine-tuning works on: the top of the workspace's work tree.
+	Repo string `json:"repo"`
+	PID  int    `json:"pid,omitempty"`
+	// Iteration, Phase, Fraction (0 to 1) and Detail are the loop's progress as the daemon
+	// last wrote it; Waiting what a running daemon waits for (the schedule, the GPU).
+	Iteration int     `json:"iteration,omitempty"`
+	Phase     string  `json:"phase,omitempty"`
+	Fraction  float64 `json:"fraction"`
+	Detail    string  `json:"detail,omitempty"`
+	Waiting   string  `json:"waiting,omitempty"`
+	// LastError is the latest iteration's failure (the daemon tries again after a pause).
+	LastError string `json:"lastError,omitempty"`
+	Ended     string `json:"ended,omitempty"`
+	// Outcome is the latest finished iteration's.
+	Outcome string `json:"outcome,omitempty"`
+	// HeldOutNow and HeldOutStart are the held-out pass rates (0 to 1) of the model in use
+	// and of the base at the first gate; absent before any gate.
+	HeldOutNow   *float64 `json:"heldOutNow,omitempty"`
+	HeldOutStart *float64 `json:"heldOutStart,omitempty"`
+	InBand       int      `json:"inBand"`
+	Tasks        int      `json:"tasks"`
+	Iterations   int      `json:"iterations"`
+	Accepted     int      `json:"accepted"`
+	// Problems are state files that could not be read, each saying what to do.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Fine-tuning's states (FineTuning.State).
+const (
+	FineTuningOff     = "off"
+	FineTuningRunning = "running"
+	FineTuningStopped = "stopped"
+)
+
+// fineTuningStatus reads fine-tuning's state for repo. It reads a few small files (the
+// daemon's lock and status, the loop's state, the registry), so it runs per status request:
+// the editors poll it while fine-tuning runs.
+func fineTuningStatus(repo, registryDir string) *FineTuning {
+	return fineTuningOf(daemon.Look(repo, "", "", registryDir))
+}
+
+// fineTuningOf is the status part of an overview.
+func fineTuningOf(o *daemon.Overview) *FineTuning {
+	ft := &FineTuning{Repo: o.Repo, State: FineTuningOff, HeldOutNow: o.HeldOutNow, HeldOutStart: o.HeldOutStart,
+		InBand: o.InBand, Tasks: o.Tasks, Iterations: o.Iterations, Accepted: o.Accepted, Problems: o.Problems}
+	if o.Running {
+		ft.State, ft.PID = FineTuningRunning, o.PID
+	} else if o.Status != nil {
+		ft.State = FineTuningStopped
+	}
+	if st := o.Status; st != nil {
+		ft.Iteration, ft.Phase, ft.Fraction, ft.Detail = st.Iteration, string(st.Phase), st.Fraction, st.Detail
+		ft.LastError, ft.Ended, ft.Outcome = st.LastError, st.Ended, st.Outcome
+		if o.Running {
+			// A status file outlives its daemon: what it waited for is only true while it runs.
+			ft.Waiting = st.Waiting
+		}
+	}
+	return ft
+}
+
+// workspaceRepo is the repository of the workspace folder root: the top of its git work
+// tree (the folder with .git), with links resolved, as `frognano finetune --repo` keys it;
+// root itself when it is in no repository.
+func workspaceRepo(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			return abs, nil
+		}
+	}
+}
+
+// SettingError is a setting the user must set or fix; the message names it, so that the
+// editor's notification says what to do.
+type SettingError struct {
+	Setting string // the full name, e.g. frognano.finetune.weights
+	What    string
+}
+
+func (e *SettingError) Error() string { return fmt.Sprintf("%s: set %q", e.What, e.Setting) }
+
+// startRequest is what starting fine-tuning needs: the settings that become the flags of
+// `frognano finetune start`, and how to run the daemon.
+type startRequest struct {
+	Repo, Model, Host, Weights, Hours string
+	// Frognano is the binary whose hidden `finetune daemon-run` is the daemon; Env its
+	// environment (frognano's cache folder included: the daemon's folder is found there).
+	Frognano string
+	Env      []string
+}
+
+// daemonArgs are the arguments of the background process, after the binary: the CLI's
+// `frognano finetune start` detaches the same (cli/finetune_daemon.go, daemonRun), and
+// the editors' end-to-end tests run the real binary through this path.
+func daemonArgs(repo string) []string { return []string{"finetune", "daemon-run", "--repo", repo} }
+
+// startFineTuning does what `frognano finetune start` does with the editor's settings: the
+// saved flags of the repository's last start, overlaid with the settings given, saved for
+// the daemon's restarts, then the daemon detached (daemon.Start). The daemon checks the
+// rest of the settings itself; one that is wrong makes it exit at once, and daemon.Start
+// returns that with the end of its log.
+func startFineTuning(r startRequest) (pid int, already bool, err error) {
+	dir := daemon.Dir(r.Repo)
+	if pid, running, err := daemon.Running(dir); err != nil || running {
+		return pid, running, err // as the CLI: a running daemon keeps its settings
+	}
+	saved, err := daemon.LoadConfig(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, false, err
+	}
+	flags := map[string]string{}
+	for k, v := range saved.Flags {
+		flags[k] = v
+	}
+	set := func(name, v string) {
+		if v != "" {
+			flags[name] = v
+		}
+	}
+	set("model", r.Model)
+	set("host", r.Host)
+	set("hours", r.Hours)
+	if r.Weights != "" {
+		w, err := filepath.Abs(r.Weights)
+		if err != nil {
+			return 0, false, err
+		}
+		set("weights", w)
+	}
+	switch w := flags["weights"]; {
+	case w == "":
+		return 0, false, &SettingError{Setting: "frognano.finetune.weights",
+			What: fmt.Sprintf("fine-tuning needs the weights of %s for its trainer (a safetensors folder or a .gguf file)", flags["model"])}
+	case r.Weights != "":
+		if _, err := os.Stat(w); err != nil {
+			return 0, false, &SettingError{Setting: "frognano.finetune.weights", What: fmt.Sprintf("the fine-tuning weights %s cannot be read (%v)", w, errors.Unwrap(err))}
+		}
+	}
+	if _, err := daemon.ParseHours(flags["hours"]); err != nil {
+		return 0, false, &SettingError{Setting: "frognano.finetune.hours", What: err.Error()}
+	}
+	flags["repo"] = r.Repo
+	if err := daemon.SaveConfig(dir, daemon.Config{Flags: flags}); err != nil {
+		return 0, false, err
+	}
+	return daemon.Start(dir, append([]string{r.Frognano}, daemonArgs(r.Repo)...), r.Env)
+}
+
+// stopGrace is how long Stop waits after SIGTERM before SIGKILL, as the CLI's default: the
+// daemon cancels its iteration at once, and a trainer may take a while to exit.
+const stopGrace = time.Minute
+
+// stopFineTuning ends repo's daemon (daemon.Stop); PID 0 says none ran.
+func stopFineTuning(ctx context.Context, repo string) (daemon.Stopped, error) {
+	return daemon.Stop(ctx, daemon.Dir(repo), stopGrace)
+}
+
+// writeReport writes repo's report page (finetune/report) where `frognano finetune report`
+// writes it, and returns the page's path; started is false when fine-tuning never ran
+// (the page then says how to start).
+func writeReport(repo, registryDir string) (path string, started bool, err error) {
+	s, err := report.Collect(report.Options{Repo: repo, RegistryDir: registryDir})
+	if err != nil {
+		return "", false, err
+	}
+	path, err = report.Write(filepath.Join(loop.DefaultDir(repo), "report"), s)
+	return path, s.Started, err
+}
