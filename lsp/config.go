@@ -37,7 +37,7 @@ type Settings struct {
 	Watch *bool `json:"watch,omitempty"`
 	// FinetuneWeights is the base model's weights for fine-tuning's trainer (a safetensors
 	// folder or a .gguf file): the one thing `frognano finetune start` needs that the server
-	// cannot guess. Empty: the weights saved by the repository's last start.
+	// cannot guess. Start fine-tuning fails without it, naming it.
 	FinetuneWeights string `json:"finetune.weights,omitempty"`
 	// FinetuneHours is the daemon's schedule, FROM-TO in hours of local time (daemon.ParseHours).
 	FinetuneHours string `json:"finetune.hours,omitempty"`
@@ -157,8 +157,8 @@ var SettingDocs = []SettingDoc{
 		Doc: "Show the agent's change for confirmation before it lands in your files (VS Code: the refactor preview). In Restricted Mode (an untrusted folder) the workspace's value is ignored."},
 	{Key: "watch", Default: true,
 		Doc: "Watch the workspace folder and keep the agent's next private copy of it ready, so a run starts at once instead of copying the folder first (costs one extra copy of the folder on disk while the server runs). Off: every run copies the folder when it starts."},
-	{Key: "finetune.weights", Default: "", DefaultText: "the last start's", Machine: true, Restricted: true,
-		Doc: "The weights of `frognano.model` for fine-tuning's trainer: a safetensors folder or a .gguf file (the same model as Ollama serves). Needed by \"Start fine-tuning\" (`frognano finetune start --weights`); empty: the weights the repository's last start used. Set in your user settings only: a workspace's value is ignored."},
+	{Key: "finetune.weights", Default: "", DefaultText: "none", Machine: true, Restricted: true,
+		Doc: "The weights of `frognano.model` for fine-tuning's trainer: a safetensors folder or a .gguf file (the same model as Ollama serves). Needed by \"Start fine-tuning\" (`frognano finetune start --weights`). Set in your user settings only: a workspace's value is ignored."},
 	{Key: "finetune.hours", Default: "", DefaultText: "any hour",
 		Doc: "When fine-tuning may work, FROM-TO in whole hours of local time, e.g. `22-7` for nights (`frognano finetune start --hours`). Empty: the last start's, else any hour; `0-24`: any hour."},
 }

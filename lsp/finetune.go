@@ -132,7 +132,8 @@ type startRequest struct {
 func daemonArgs(repo string) []string { return []string{"finetune", "daemon-run", "--repo", repo} }
 
 // startFineTuning does what `frognano finetune start` does with the editor's settings: the
-// saved flags of the repository's last start, overlaid with the settings given, saved for
+// saved flags of the repository's last start (-g, --target, ...), overlaid with the model,
+// host, weights and hours of the editor's settings, saved for
 // the daemon's restarts, then the daemon detached (daemon.Start). The daemon checks the
 // rest of the settings itself; one that is wrong makes it exit at once, and daemon.Start
 // returns that with the end of its log.
@@ -157,22 +158,20 @@ func startFineTuning(r startRequest) (pid int, already bool, err error) {
 	set("model", r.Model)
 	set("host", r.Host)
 	set("hours", r.Hours)
-	if r.Weights != "" {
-		w, err := filepath.Abs(r.Weights)
-		if err != nil {
-			return 0, false, err
-		}
-		set("weights", w)
-	}
-	switch w := flags["weights"]; {
-	case w == "":
+	// The weights are the editor's setting, never the saved ones: a start from the editor
+	// trains what its settings say, and a missing setting is named rather than guessed.
+	if r.Weights == "" {
 		return 0, false, &SettingError{Setting: "frognano.finetune.weights",
 			What: fmt.Sprintf("fine-tuning needs the weights of %s for its trainer (a safetensors folder or a .gguf file)", flags["model"])}
-	case r.Weights != "":
-		if _, err := os.Stat(w); err != nil {
-			return 0, false, &SettingError{Setting: "frognano.finetune.weights", What: fmt.Sprintf("the fine-tuning weights %s cannot be read (%v)", w, errors.Unwrap(err))}
-		}
 	}
+	w, err := filepath.Abs(r.Weights)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := os.Stat(w); err != nil {
+		return 0, false, &SettingError{Setting: "frognano.finetune.weights", What: fmt.Sprintf("the fine-tuning weights %s cannot be read (%v)", w, errors.Unwrap(err))}
+	}
+	flags["weights"] = w
 	if _, err := daemon.ParseHours(flags["hours"]); err != nil {
 		return 0, false, &SettingError{Setting: "frognano.finetune.hours", What: err.Error()}
 	}

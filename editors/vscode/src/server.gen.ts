@@ -32,7 +32,7 @@ export interface ServerSettings {
   preview?: boolean;
   /** Watch the workspace folder and keep the agent's next private copy of it ready, so a run starts at once instead of copying the folder first (costs one extra copy of the folder on disk while the server runs). Off: every run copies the folder when it starts. */
   watch?: boolean;
-  /** The weights of `frognano.model` for fine-tuning's trainer: a safetensors folder or a .gguf file (the same model as Ollama serves). Needed by "Start fine-tuning" (`frognano finetune start --weights`); empty: the weights the repository's last start used. Set in your user settings only: a workspace's value is ignored. */
+  /** The weights of `frognano.model` for fine-tuning's trainer: a safetensors folder or a .gguf file (the same model as Ollama serves). Needed by "Start fine-tuning" (`frognano finetune start --weights`). Set in your user settings only: a workspace's value is ignored. */
   'finetune.weights'?: string;
   /** When fine-tuning may work, FROM-TO in whole hours of local time, e.g. `22-7` for nights (`frognano finetune start --hours`). Empty: the last start's, else any hour; `0-24`: any hour. */
   'finetune.hours'?: string;

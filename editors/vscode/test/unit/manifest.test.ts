@@ -24,6 +24,7 @@ const harmless = new Set([
   'frognano.actions', // which actions are offered
   'frognano.whenBusy',
   'frognano.watch', // a watched copy of the folder, in the user's cache
+  'frognano.finetune.hours', // when a fine-tuning the user starts may work
 ]);
 
 test('works in Restricted Mode, with limits', () => {
