@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,44 @@ func screenshot(t *testing.T, html string) {
 	cmd.Dir = t.TempDir()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("chromium: %v\n%s", err, out)
+	}
+}
+
+// TestNeovimFineTuning: in real Neovim, :FrogNano finetune start without the weights setting
+// says which setting to set; :FrogNano status shows a real daemon running (and what it
+// waits for), then stopped once :FrogNano finetune stop has ended its process; :FrogNano
+// finetune report writes the page and hands it to the opener (window/showDocument on 0.10+,
+// the path in the command's result on 0.7).
+func TestNeovimFineTuning(t *testing.T) {
+	nvims := neovims(t)
+	bin := frognanotest.Build(t)
+	for _, nv := range nvims {
+		t.Run(nv.version, func(t *testing.T) {
+			dir := project(t)
+			cache := t.TempDir()
+			pid := frognanotest.StartDaemon(t, bin, dir, cache)
+			report := run(t, nv, "test/finetune_test.lua",
+				"FROGNANO_CACHE="+cache,
+				"OLLAMA_HOST=127.0.0.1:1",
+				"FROGNANO_MODEL=m",
+				"FROGNANO_BIN="+bin,
+				"FROGNANO_PROJECT="+dir,
+				"FROGNANO_DAEMON_PID="+strconv.Itoa(pid),
+			)
+			for _, want := range []string{`Start fine-tuning: fine-tuning needs the weights of m for its trainer`, `set "frognano.finetune.weights"`,
+				"stop: pid " + strconv.Itoa(pid)} {
+				if !strings.Contains(report, want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+			if frognanotest.Alive(pid) {
+				t.Errorf("the daemon (pid %d) still runs after :FrogNano finetune stop", pid)
+			}
+			_, page, _ := strings.Cut(report, "report: ")
+			page = strings.TrimSpace(page)
+			if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<html") || filepath.Base(page) != "index.html" {
+				t.Errorf("the report %q: %v", page, err)
+			}
+		})
 	}
 }

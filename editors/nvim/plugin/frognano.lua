@@ -12,13 +12,17 @@ end, {
   nargs = '*',
   range = true,
   complete = function(arglead, cmdline)
-    -- Only the first argument is a subcommand (ask's are the instruction).
-    if cmdline:match('^%S+%s+%S+%s') then
+    -- The first argument is a subcommand; finetune takes one more (ask's are the instruction).
+    local frognano = require('frognano')
+    local words = frognano.subcommands
+    if cmdline:match('^%S+%s+finetune%s+%S*$') then
+      words = frognano.finetune_subcommands
+    elseif cmdline:match('^%S+%s+%S+%s') then
       return {}
     end
     return vim.tbl_filter(function(sub)
       return sub:sub(1, #arglead) == arglead
-    end, require('frognano').subcommands)
+    end, words)
   end,
-  desc = 'FrogNano: ask | fix | implement | tests | explain | cancel | status',
+  desc = 'FrogNano: ask | fix | implement | tests | explain | cancel | status | finetune start|stop|report',
 })

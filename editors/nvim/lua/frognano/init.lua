@@ -81,6 +81,35 @@ local function on_progress(err, result, ctx, config)
   end
 end
 
+--- Opens a file or URL outside Neovim (the fine-tuning report, in the browser): vim.ui.open
+--- on 0.10+, else the desktop's opener. Returns whether it started one.
+---@param target string
+---@return boolean
+function M.open(target)
+  if vim.ui.open then
+    local _, err = vim.ui.open(target)
+    return err == nil
+  end
+  local opener = vim.fn.has('mac') == 1 and 'open' or 'xdg-open'
+  if vim.fn.executable(opener) == 0 then
+    return false
+  end
+  return vim.fn.jobstart({ opener, target }, { detach = true }) > 0
+end
+
+--- window/showDocument: an external document (the fine-tuning report) goes to M.open; the
+--- rest (explanations) to Neovim's own handler, which opens them in a buffer.
+function M.show_document(err, result, ctx, config)
+  if result and result.external then
+    return { success = M.open(vim.uri_to_fname(result.uri)) }
+  end
+  local default = vim.lsp.handlers['window/showDocument']
+  if not default then
+    return { success = false }
+  end
+  return default(err, result, ctx, config)
+end
+
 --- The client configuration: for vim.lsp.start (root_dir), vim.lsp.config (root_markers,
 --- filetypes; see lsp/frognano.lua), and vim.lsp.start_client on 0.7.
 function M.lsp_config()
@@ -91,7 +120,11 @@ function M.lsp_config()
     root_markers = M.options.root_markers,
     init_options = { frognano = M.options.settings },
     settings = { frognano = M.options.settings },
-    handlers = { ['$/progress'] = on_progress, ['workspace/applyEdit'] = require('frognano.preview').handler },
+    handlers = {
+      ['$/progress'] = on_progress,
+      ['workspace/applyEdit'] = require('frognano.preview').handler,
+      ['window/showDocument'] = M.show_document,
+    },
   }
 end
 
@@ -269,7 +302,81 @@ local function find(bufnr, range, ids)
 end
 
 --- The subcommands of :FrogNano, for its completion.
-M.subcommands = { 'ask', 'fix', 'implement', 'tests', 'explain', 'cancel', 'status' }
+M.subcommands = { 'ask', 'fix', 'implement', 'tests', 'explain', 'cancel', 'status', 'finetune' }
+
+--- The arguments of :FrogNano finetune, and the server command each runs.
+M.finetune_commands = {
+  start = 'frognano.finetune.start',
+  stop = 'frognano.finetune.stop',
+  report = 'frognano.finetune.report',
+}
+M.finetune_subcommands = { 'start', 'stop', 'report' }
+
+local finetune_titles = { start = 'Start fine-tuning', stop = 'Stop fine-tuning', report = 'Show fine-tuning report' }
+
+--- Starts or stops fine-tuning of the buffer's repository, or shows its report, through the
+--- server (which does the work and says how it went with window/showMessage). on_done, if
+--- given, gets the error and the command's result.
+---@param sub string start, stop or report
+---@param on_done fun(err: table|nil, result: table|nil)|nil
+function M.finetune(sub, on_done)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local command = M.finetune_commands[sub]
+  if not command then
+    vim.notify('FrogNano: finetune ' .. tostring(sub) .. '? (' .. table.concat(M.finetune_subcommands, ', ') .. ')', vim.log.levels.ERROR)
+    return
+  end
+  local client = M.client(bufnr)
+  if not client then
+    vim.notify('FrogNano: the server is not attached to this buffer (see :checkhealth frognano)', vim.log.levels.WARN)
+    return
+  end
+  compat.request(client, 'workspace/executeCommand', { command = command }, function(err, result)
+    if err then
+      vim.notify('FrogNano: ' .. finetune_titles[sub] .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif sub == 'report' and result and result.path and not result.shown then
+      -- A client without window/showDocument (0.7) opens the page itself.
+      if not M.open(result.path) then
+        vim.notify('FrogNano: the fine-tuning report is ' .. result.path, vim.log.levels.INFO)
+      end
+    end
+    if on_done then
+      on_done(err, result)
+    end
+  end, bufnr)
+end
+
+local function percent(x)
+  return string.format('%d%%', math.floor(x * 100 + 0.5))
+end
+
+--- One line for frognano/status's fineTuning part.
+function M.finetune_line(ft)
+  local line = 'fine-tuning: ' .. ft.state
+  if ft.state == 'off' then
+    return line .. ' (:FrogNano finetune start)'
+  elseif ft.state == 'running' then
+    line = line .. ' (pid ' .. tostring(ft.pid) .. ')'
+  else
+    line = line .. ' (' .. ((ft.ended and ft.ended ~= '') and ft.ended or 'ended without a word: killed?') .. ')'
+  end
+  if ft.phase then
+    line = line .. ', iteration ' .. tostring(ft.iteration or 0) .. ' ' .. ft.phase .. ' ' .. percent(ft.fraction or 0) .. (ft.detail and (' ' .. ft.detail) or '')
+  end
+  if ft.waiting then
+    line = line .. ', waiting: ' .. ft.waiting
+  end
+  if ft.heldOutNow then
+    line = line .. ', held-out pass rate ' .. percent(ft.heldOutNow) .. (ft.heldOutStart and (' (' .. percent(ft.heldOutStart) .. ' at the start)') or '')
+  end
+  if ft.lastError then
+    line = line .. ', last error: ' .. ft.lastError
+  end
+  for _, p in ipairs(ft.problems or {}) do
+    line = line .. ', problem: ' .. p
+  end
+  return line
+end
 
 --- :FrogNano SUBCOMMAND
 function M.command(fargs)
@@ -303,6 +410,8 @@ function M.command(fargs)
     else
       vim.ui.input({ prompt = 'Ask FrogNano: ' }, go)
     end
+  elseif sub == 'finetune' then
+    M.finetune(fargs[2])
   elseif sub == 'cancel' then
     local client = M.client(bufnr)
     if client then
@@ -333,6 +442,9 @@ function M.command(fargs)
           else
             table.insert(lines, 'workspace: not watched (' .. (ws.why or 'unknown reason') .. '); each run compares the folder' .. head)
           end
+        end
+        if type(st.fineTuning) == 'table' then
+          table.insert(lines, M.finetune_line(st.fineTuning))
         end
       end
     end
