@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,11 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 	}
 	work, lspCache := filepath.Join(tmp, "work"), t.TempDir()
 	fineTuned := registrytest.AcceptScripted(t, srv, filepath.Join(work, "project"), lspCache, "fixer", demo.Script())
+	// A real fine-tuning daemon for the project, waiting for its hours: e2e.mjs shows, stops it.
+	if err := os.CopyFS(filepath.Join(work, "project"), os.DirFS(project)); err != nil {
+		t.Fatal(err)
+	}
+	daemonPID := frognanotest.StartDaemon(t, bin, filepath.Join(work, "project"), lspCache)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "test/run-e2e.sh")
@@ -66,6 +72,7 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 		"FROGNANO_E2E_WORK="+work,
 		"FROGNANO_E2E_LSP_CACHE="+lspCache,
 		"FROGNANO_E2E_FINETUNED="+fineTuned,
+		"FROGNANO_E2E_DAEMON_PID="+strconv.Itoa(daemonPID),
 		"FROGNANO_BIN="+bin,
 		"OLLAMA_HOST="+srv.Host,
 		"FROGNANO_MODEL=fixer",
@@ -80,6 +87,14 @@ func TestVSCodeFixFailingTest(t *testing.T) {
 	}
 	if !strings.Contains(string(combined), "1 passed, 0 failed") {
 		t.Fatalf("the e2e did not report a pass")
+	}
+	if frognanotest.Alive(daemonPID) {
+		t.Errorf("the fine-tuning daemon (pid %d) still runs after \"FrogNano: Stop fine-tuning\"", daemonPID)
+	}
+	_, report, _ := strings.Cut(string(combined), "] report: ")
+	report, _, _ = strings.Cut(report, "\n")
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), "<html") {
+		t.Errorf("the fine-tuning report %q: %v", report, err)
 	}
 	for _, shot := range []string{"menu.png", "result.png"} {
 		if st, err := os.Stat(filepath.Join(out, shot)); err != nil || st.Size() == 0 {

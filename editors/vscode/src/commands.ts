@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { CodeAction, CodeActionParams, CodeActionRequest, Command, ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 
 import { Ctx } from './ctx';
-import { actionData, ActionData, askArguments, Commands, onlyKinds, pickAction, Wanted, WireAction } from './logic';
+import { actionData, ActionData, askArguments, Commands, onlyKinds, pickAction, ReportResult, Wanted, WireAction } from './logic';
 
 type Wants = keyof typeof Wanted;
 
@@ -80,6 +80,32 @@ async function cancel(ctx: Ctx): Promise<void> {
   await execute(ctx, ctx.client, Commands.cancel, []);
 }
 
+/**
+ * Starts or stops fine-tuning of the workspace's repository, or shows its report, through the
+ * server, which does the work and says how it went (window/showMessage, errors included).
+ */
+async function fineTuning(ctx: Ctx, command: string): Promise<void> {
+  const client = ctx.client;
+  if (!client?.isRunning()) {
+    void vscode.window.showWarningMessage('FrogNano: the server is not running (see "FrogNano: Show status").');
+    return;
+  }
+  try {
+    const result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [] });
+    const report = result as ReportResult | null;
+    if (command === Commands.finetuneReport && report?.path && !report.shown) {
+      // The server could not have it shown: open it here, and say where it is.
+      ctx.output.appendLine(`[frognano] fine-tuning report: ${report.path}`);
+      const opened = await vscode.env.openExternal(vscode.Uri.file(report.path));
+      if (!opened) void vscode.window.showInformationMessage(`FrogNano: the fine-tuning report is ${report.path}`);
+    }
+  } catch (e) {
+    const err = e as { message?: string };
+    ctx.output.appendLine(`[frognano] ${command}: ${err.message ?? String(e)}`);
+  }
+  await ctx.refreshBackend();
+}
+
 async function showStatus(ctx: Ctx): Promise<void> {
   const pick = await vscode.window.showInformationMessage(`FrogNano: ${ctx.describe()}`, 'Show Output', 'Restart Server');
   if (pick === 'Show Output') ctx.output.show();
@@ -95,6 +121,10 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     reg('frognano.writeTests', runAction(ctx, 'tests')),
     reg('frognano.cancelRun', () => cancel(ctx)),
     reg('frognano.showStatus', () => showStatus(ctx)),
+    // Not the server's command ids: the language client registers those itself.
+    reg('frognano.startFineTuning', () => fineTuning(ctx, Commands.finetuneStart)),
+    reg('frognano.stopFineTuning', () => fineTuning(ctx, Commands.finetuneStop)),
+    reg('frognano.showFineTuningReport', () => fineTuning(ctx, Commands.finetuneReport)),
     reg('frognano.restartServer', () => ctx.restart()),
   ];
 }

@@ -11,7 +11,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 
-import { CrashCounter, effectiveModel, initializationOptions, modelLine, serverCommand, serverSettings, ServerStatus, statusText, StatusState, workspaceLine } from './logic';
+import { CrashCounter, effectiveModel, fineTuningLine, initializationOptions, modelLine, serverCommand, serverSettings, ServerStatus, statusText, StatusState, workspaceLine } from './logic';
 import { Middleware, RunProgressFeature } from './progress';
 
 export const section = 'frognano';
@@ -30,8 +30,12 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.status.command = 'frognano.showStatus';
-    // Ollama may be started or stopped at any time: look again every minute.
-    const timer = setInterval(() => void this.refreshBackend(), 60_000);
+    // Ollama may be started or stopped at any time: look again every minute; while
+    // fine-tuning runs, every 10 s, so that the bar follows its phases.
+    let ticks = 0;
+    const timer = setInterval(() => {
+      if (++ticks % 6 === 0 || this.backend?.fineTuning?.state === 'running') void this.refreshBackend();
+    }, 10_000);
     this.disposables.push({ dispose: () => clearInterval(timer) });
     this.status.name = 'FrogNano';
     this.updateStatus();
@@ -64,6 +68,15 @@ export class Ctx implements vscode.Disposable {
           const result = await next(params, token);
           if (!Array.isArray(result)) return result;
           return params.items.map((item, i) => (item.section === section ? this.settings() : result[i]));
+        },
+      },
+      window: {
+        // The fine-tuning report is an HTML page with its plots beside it: the server asks for
+        // it to be shown externally, and the output channel keeps its path for the user.
+        showDocument: async (params, next) => {
+          if (params.external) this.output.appendLine(`[frognano] fine-tuning report: ${vscode.Uri.parse(params.uri).fsPath}`);
+          const res = await next(params, new vscode.CancellationTokenSource().token);
+          return 'success' in res ? res : { success: false };
         },
       },
       resolveCodeAction: async (item, token, next) => {
@@ -185,6 +198,8 @@ export class Ctx implements vscode.Disposable {
       if (this.backend.problem) lines.push(this.backend.problem);
       const ws = workspaceLine(this.backend.workspace);
       if (ws) lines.push(ws);
+      const ft = fineTuningLine(this.backend.fineTuning);
+      if (ft) lines.push(ft);
     }
     for (const title of this.runs.values()) lines.push(`running: ${title}`);
     return lines.join('; ');

@@ -28,8 +28,22 @@ export interface WireAction {
   command?: { command: string; arguments?: unknown[] };
 }
 
-/** The server's commands (lsp/lifecycle.go). */
-export const Commands = { run: 'frognano.run', ask: 'frognano.ask', cancel: 'frognano.cancel' } as const;
+/** The server's commands (lsp/command.go). */
+export const Commands = {
+  run: 'frognano.run',
+  ask: 'frognano.ask',
+  cancel: 'frognano.cancel',
+  finetuneStart: 'frognano.finetune.start',
+  finetuneStop: 'frognano.finetune.stop',
+  finetuneReport: 'frognano.finetune.report',
+} as const;
+
+/** frognano.finetune.report's result: the page, and whether the server had the client show it. */
+export interface ReportResult {
+  repo: string;
+  path: string;
+  shown: boolean;
+}
 
 /**
  * The actions each editor command runs, in order of preference, by id. Actions are picked by
@@ -141,6 +155,52 @@ export interface ServerStatus {
   workspace?: WorkspaceStatus;
   /** Set when runs use the model fine-tuning made for this repository (then `model`) in place of the configured one, its base (lsp/model.go FineTuned). */
   fineTuned?: FineTuned;
+  /** Fine-tuning of the workspace's repository (lsp/finetune.go FineTuning); absent without a folder. */
+  fineTuning?: FineTuning;
+}
+
+export interface FineTuning {
+  state: 'off' | 'running' | 'stopped';
+  repo: string;
+  pid?: number;
+  iteration?: number;
+  phase?: string;
+  fraction: number;
+  detail?: string;
+  waiting?: string;
+  lastError?: string;
+  ended?: string;
+  outcome?: string;
+  heldOutNow?: number;
+  heldOutStart?: number;
+  inBand: number;
+  tasks: number;
+  iterations: number;
+  accepted: number;
+  problems?: string[];
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/** Fine-tuning in a few words for the status bar, while it runs; undefined otherwise. */
+export function fineTuningBar(ft: FineTuning | undefined): string | undefined {
+  if (ft?.state !== 'running') return undefined;
+  if (ft.waiting) return 'fine-tuning: waiting';
+  if (ft.phase) return `fine-tuning: ${ft.phase} ${pct(ft.fraction)}`;
+  return 'fine-tuning: running';
+}
+
+/** One line about fine-tuning, for Show status and the tooltip. */
+export function fineTuningLine(ft: FineTuning | undefined): string | undefined {
+  if (!ft) return undefined;
+  if (ft.state === 'off') return 'fine-tuning: off ("FrogNano: Start fine-tuning" starts it)';
+  let line = ft.state === 'running' ? `fine-tuning: running (pid ${ft.pid})` : `fine-tuning: stopped (${ft.ended || 'ended without a word: killed?'})`;
+  if (ft.phase) line += `, iteration ${ft.iteration ?? 0} ${ft.phase} ${pct(ft.fraction)}${ft.detail ? ' ' + ft.detail : ''}`;
+  if (ft.waiting) line += `, waiting: ${ft.waiting}`;
+  if (ft.heldOutNow !== undefined) line += `, held-out pass rate ${pct(ft.heldOutNow)}${ft.heldOutStart !== undefined ? ` (${pct(ft.heldOutStart)} at the start)` : ''}`;
+  if (ft.lastError) line += `, last error: ${ft.lastError}`;
+  for (const p of ft.problems ?? []) line += `, problem: ${p}`;
+  return line;
 }
 
 export interface FineTuned {
@@ -194,11 +254,19 @@ export function statusText(s: StatusState): { text: string; tooltip: string } {
       if (s.backend && !s.backend.modelPresent) {
         return { text: `$(warning) ${s.model}: not installed`, tooltip: s.backend.problem ?? `Ollama has no model ${s.model}` };
       }
-      // A fine-tuned model's name is a hash: the bar names its base and step instead.
-      return {
-        text: s.backend?.fineTuned ? `$(hubot) ${s.backend.fineTuned.base} · fine-tuned step ${s.backend.fineTuned.step}` : `$(hubot) ${s.model}`,
-        tooltip: `FrogNano server running, model ${modelLine(s.model, s.backend)}` + (s.backend ? `, Ollama ${s.backend.ollamaVersion ?? ''} at ${s.backend.ollamaHost}` : ''),
-      };
+      {
+        // A fine-tuned model's name is a hash: the bar names its base and step instead.
+        const model = s.backend?.fineTuned ? `$(hubot) ${s.backend.fineTuned.base} · fine-tuned step ${s.backend.fineTuned.step}` : `$(hubot) ${s.model}`;
+        const ft = fineTuningBar(s.backend?.fineTuning);
+        const ftLine = fineTuningLine(s.backend?.fineTuning);
+        return {
+          text: ft ? `${model} · ${ft}` : model,
+          tooltip:
+            `FrogNano server running, model ${modelLine(s.model, s.backend)}` +
+            (s.backend ? `, Ollama ${s.backend.ollamaVersion ?? ''} at ${s.backend.ollamaHost}` : '') +
+            (ftLine ? `; ${ftLine}` : ''),
+        };
+      }
     case 'starting':
       return { text: `$(sync~spin) ${s.model}`, tooltip: `FrogNano server starting, model ${s.model}` };
     default:

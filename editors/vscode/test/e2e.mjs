@@ -342,6 +342,51 @@ try {
     return text.includes(modelLine);
   }, 500);
   await page.screenshot({ path: join(out, 'status.png') });
+
+  // --- fine-tuning: FROGNANO_E2E_DAEMON_PID is a real daemon the caller started for the project
+  // (waiting for its hours): the bar and Show status show it; Stop ends it; Start without the
+  // weights setting names the setting; Show report writes the page and has it opened. --------
+  const daemonPid = process.env.FROGNANO_E2E_DAEMON_PID;
+  if (daemonPid) {
+    const palette = async (title, done) => until(`"${title}" from the palette`, 60_000, async () => {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      if (!(await input.isVisible().catch(() => false))) return false;
+      await input.fill('>' + title);
+      await sleep(500);
+      await page.keyboard.press('Enter');
+      return until(`the outcome of "${title}"`, 20_000, done, 250).catch(() => false);
+    }, 500);
+    const toastWith = async (text) => {
+      const t = page.locator('.notification-toast', { hasText: text });
+      return (await t.first().isVisible().catch(() => false)) && norm(await t.first().innerText().catch(() => ''));
+    };
+    const bar = await until('fine-tuning in the status bar', 60_000, async () => {
+      const t = norm(await statusbar.innerText().catch(() => ''));
+      return t.includes('fine-tuning: waiting') && t;
+    }, 500);
+    log(`status bar with fine-tuning: ${bar.replace(/\n/g, ' | ')}`);
+    await page.screenshot({ path: join(out, 'finetune-bar.png') });
+    const running = await palette('FrogNano: Show status', () => toastWith(`fine-tuning: running (pid ${daemonPid})`));
+    log(`status: ${running.replace(/\n/g, ' ')}`);
+    const stopped = await palette('FrogNano: Stop fine-tuning', () => toastWith('stopped fine-tuning of'));
+    log(`stop: ${stopped.replace(/\n/g, ' ')}`);
+    const noWeights = await palette('FrogNano: Start fine-tuning', () => toastWith('frognano.finetune.weights'));
+    log(`start: ${noWeights.replace(/\n/g, ' ')}`);
+    await page.screenshot({ path: join(out, 'finetune-start.png') });
+    // The output channel's log file keeps the report's path (ctx.ts, showDocument middleware).
+    const walk = (d) => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
+    const reportPath = await palette('FrogNano: Show fine-tuning report', async () => {
+      if (!existsSync(join(userData, 'logs'))) return false;
+      for (const f of walk(join(userData, 'logs')).filter((f) => /FrogNano/.test(f))) {
+        const m = readFileSync(f, 'utf8').match(/fine-tuning report: (\S+index\.html)/);
+        if (m) return m[1];
+      }
+      return false;
+    });
+    log(`report: ${reportPath}`);
+  }
   checkHostile('the end');
   log(`Restricted Mode: the user's binary ran, no connection to the workspace's Ollama ${decoyHost}, the preview was shown`);
   log(`screenshots: ${['trust.png', 'menu.png', 'progress.png', 'preview.png', 'result.png', 'status.png'].filter((f) => existsSync(join(out, f))).map((f) => join(out, f)).join(' ')}`);

@@ -9,6 +9,9 @@ import {
   backoffMs,
   CrashCounter,
   effectiveModel,
+  FineTuning,
+  fineTuningBar,
+  fineTuningLine,
   initializationOptions,
   modelLine,
   onlyKinds,
@@ -155,6 +158,14 @@ describe('statusText', () => {
     assert.match(st.tooltip, /^FrogNano server running, model frognano-ft-0123456789ab:step-3 \(fine-tuned from frognano:4b, step 3\), Ollama 0\.17\.4/);
     assert.equal(modelLine('frognano:4b', { ...backend, fineTuned: undefined }), 'frognano:4b');
   });
+  test('fine-tuning while it runs, from frognano/status', () => {
+    const fineTuning: FineTuning = { state: 'running', repo: '/r', pid: 42, iteration: 3, phase: 'train', fraction: 0.4, detail: 'step 2 of 5', inBand: 4, tasks: 9, iterations: 2, accepted: 1, heldOutNow: 0.55, heldOutStart: 0.4 };
+    const backend = { ollamaHost: 'http://127.0.0.1:11434', model: 'fixer', ollama: 'ok' as const, ollamaVersion: '0.17.4', modelPresent: true, running: [], fineTuning };
+    const st = statusText({ model: 'fixer', server: 'running', runs: [], backend });
+    assert.equal(st.text, '$(hubot) fixer · fine-tuning: train 40%');
+    assert.match(st.tooltip, /; fine-tuning: running \(pid 42\), iteration 3 train 40% step 2 of 5, held-out pass rate 55% \(40% at the start\)$/);
+    assert.equal(statusText({ model: 'fixer', server: 'running', runs: [], backend: { ...backend, fineTuning: { ...fineTuning, state: 'stopped' } } }).text, '$(hubot) fixer');
+  });
   test('model when running; error when stopped', () => {
     assert.match(statusText({ model: 'fixer', server: 'running', runs: [] }).text, /fixer/);
     assert.match(statusText({ model: 'fixer', server: 'failed', runs: [] }).text, /\$\(error\)/);
@@ -179,5 +190,20 @@ describe('workspaceLine', () => {
       workspaceLine({ watching: false, why: 'the inotify limit', commit: 'abc' }),
       'workspace: not watched (the inotify limit); each run compares the folder, HEAD abc (detached)',
     );
+  });
+});
+
+describe('fineTuning', () => {
+  const base: FineTuning = { state: 'off', repo: '/r', fraction: 0, inBand: 0, tasks: 0, iterations: 0, accepted: 0 };
+  test('off says how to start; absent says nothing', () => {
+    assert.equal(fineTuningLine(undefined), undefined);
+    assert.match(fineTuningLine(base) ?? '', /^fine-tuning: off \("FrogNano: Start fine-tuning" starts it\)$/);
+    assert.equal(fineTuningBar(base), undefined);
+  });
+  test('waiting, stopped, killed, failed', () => {
+    assert.equal(fineTuningBar({ ...base, state: 'running', pid: 7, waiting: 'outside the hours 3-4' }), 'fine-tuning: waiting');
+    assert.equal(fineTuningLine({ ...base, state: 'running', pid: 7, waiting: 'outside the hours 3-4' }), 'fine-tuning: running (pid 7), waiting: outside the hours 3-4');
+    assert.equal(fineTuningLine({ ...base, state: 'stopped', ended: 'stopped at 01:14' }), 'fine-tuning: stopped (stopped at 01:14)');
+    assert.equal(fineTuningLine({ ...base, state: 'stopped', lastError: 'rollouts: Ollama is down' }), 'fine-tuning: stopped (ended without a word: killed?), last error: rollouts: Ollama is down');
   });
 });
