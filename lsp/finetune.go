@@ -107,14 +107,14 @@ func workspaceRepo(root string) (string, error) {
 	}
 }
 
-// SettingError is a setting the user must set or fix; the message names it, so that the
-// editor's notification says what to do.
+// SettingError is a setting the user must set or fix. The message begins with what to do
+// and the setting's name: editors cut a long notification short, and this is what must show.
 type SettingError struct {
 	Setting string // the full name, e.g. frognano.finetune.weights
-	What    string
+	To      string // what to set it to, and why
 }
 
-func (e *SettingError) Error() string { return fmt.Sprintf("%s: set %q", e.What, e.Setting) }
+func (e *SettingError) Error() string { return fmt.Sprintf("set %q to %s", e.Setting, e.To) }
 
 // startRequest is what starting fine-tuning needs: the settings that become the flags of
 // `frognano finetune start`, and how to run the daemon.
@@ -162,18 +162,18 @@ func startFineTuning(r startRequest) (pid int, already bool, err error) {
 	// trains what its settings say, and a missing setting is named rather than guessed.
 	if r.Weights == "" {
 		return 0, false, &SettingError{Setting: "frognano.finetune.weights",
-			What: fmt.Sprintf("fine-tuning needs the weights of %s for its trainer (a safetensors folder or a .gguf file)", flags["model"])}
+			To: fmt.Sprintf("the weights of %s for fine-tuning's trainer (a safetensors folder or a .gguf file)", flags["model"])}
 	}
 	w, err := filepath.Abs(r.Weights)
 	if err != nil {
 		return 0, false, err
 	}
 	if _, err := os.Stat(w); err != nil {
-		return 0, false, &SettingError{Setting: "frognano.finetune.weights", What: fmt.Sprintf("the fine-tuning weights %s cannot be read (%v)", w, errors.Unwrap(err))}
+		return 0, false, &SettingError{Setting: "frognano.finetune.weights", To: fmt.Sprintf("weights that can be read: %s: %v", w, errors.Unwrap(err))}
 	}
 	flags["weights"] = w
 	if _, err := daemon.ParseHours(flags["hours"]); err != nil {
-		return 0, false, &SettingError{Setting: "frognano.finetune.hours", What: err.Error()}
+		return 0, false, &SettingError{Setting: "frognano.finetune.hours", To: "FROM-TO or nothing: " + err.Error()}
 	}
 	flags["repo"] = r.Repo
 	if err := daemon.SaveConfig(dir, daemon.Config{Flags: flags}); err != nil {

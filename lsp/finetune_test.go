@@ -82,8 +82,8 @@ func TestFineTuningStatusPart(t *testing.T) {
 }
 
 // TestFineTuneStartNeedsWeights: Start without the weights setting fails with a message
-// that names the setting, shown to the user; a weights path that does not exist names it
-// too; nothing is started or saved.
+// that names the setting, shown to the user; a weights path that does not exist, or a
+// schedule that cannot be parsed, names its setting too; nothing is started or saved.
 func TestFineTuneStartNeedsWeights(t *testing.T) {
 	e := newEditor(t, sampleWorkspace, ollama.Config{Host: "127.0.0.1:1", Model: "m"}, capsFull(), nil)
 	t.Setenv("FROGNANO_CACHE", e.registryCache)
@@ -93,7 +93,7 @@ func TestFineTuneStartNeedsWeights(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `set "frognano.finetune.weights"`) {
 		t.Fatalf("start without weights: %v", err)
 	}
-	e.waitMessage(`Start fine-tuning: fine-tuning needs the weights of m for its trainer (a safetensors folder or a .gguf file): set "frognano.finetune.weights"`)
+	e.waitMessage(`FrogNano: Start fine-tuning: set "frognano.finetune.weights" to the weights of m for fine-tuning's trainer (a safetensors folder or a .gguf file)`)
 
 	e.server.DidChangeConfiguration(context.Background(), &protocol.DidChangeConfigurationParams{
 		Settings: protocol.LSPAny(`{"frognano": {"finetune.weights": "/nonexistent/base.gguf"}}`)})
@@ -101,9 +101,18 @@ func TestFineTuneStartNeedsWeights(t *testing.T) {
 		err = e.command(CommandFineTuneStart, nil)
 		return err != nil && strings.Contains(err.Error(), "/nonexistent/base.gguf")
 	})
-	if !strings.Contains(err.Error(), `cannot be read (no such file or directory): set "frognano.finetune.weights"`) {
+	if !strings.Contains(err.Error(), `set "frognano.finetune.weights" to weights that can be read: /nonexistent/base.gguf: no such file or directory`) {
 		t.Fatalf("start with missing weights: %v", err)
 	}
+
+	// A schedule that cannot be parsed names its setting too.
+	e.server.DidChangeConfiguration(context.Background(), &protocol.DidChangeConfigurationParams{
+		Settings: protocol.LSPAny(`{"frognano": {"finetune.weights": "` + e.root + `", "finetune.hours": "9"}}`)})
+	e.waitFor(10*time.Second, "the setting", func() bool {
+		err := e.command(CommandFineTuneStart, nil)
+		return err != nil && strings.Contains(err.Error(), `set "frognano.finetune.hours" to FROM-TO or nothing: hours "9"`)
+	})
+
 	if _, err := os.Stat(daemon.Dir(repo)); !os.IsNotExist(err) {
 		t.Errorf("a failed start left the daemon's folder: %v", err)
 	}

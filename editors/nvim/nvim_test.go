@@ -230,7 +230,7 @@ func TestNeovimFineTuning(t *testing.T) {
 				"FROGNANO_PROJECT="+dir,
 				"FROGNANO_DAEMON_PID="+strconv.Itoa(pid),
 			)
-			for _, want := range []string{`Start fine-tuning: fine-tuning needs the weights of m for its trainer`, `set "frognano.finetune.weights"`,
+			for _, want := range []string{`Start fine-tuning: set "frognano.finetune.weights" to the weights of m for fine-tuning's trainer`,
 				"stop: pid " + strconv.Itoa(pid)} {
 				if !strings.Contains(report, want) {
 					t.Errorf("report lacks %q", want)
