@@ -48,7 +48,11 @@ export class RunProgressFeature implements StaticFeature {
     const key = String(token);
     let finish: (() => void) | undefined;
     let report: ((v: WorkDoneProgressReport) => void) | undefined;
+    // A quick command's end can come before VS Code runs withProgress's task: the task then
+    // finds it ended and closes the notification at once, instead of never.
+    let ended = false;
     const end = () => {
+      ended = true;
       sub.dispose();
       this.active.delete(end);
       this.sink.runEnded(key);
@@ -61,6 +65,7 @@ export class RunProgressFeature implements StaticFeature {
         (progress, cancel) =>
           new Promise<void>((resolve) => {
             finish = resolve;
+            if (ended) return resolve();
             cancel.onCancellationRequested(() => void this.client.sendNotification(WorkDoneProgressCancelNotification.type, { token }));
             if (v.message) progress.report({ message: v.message });
             report = (r) => r.message && progress.report({ message: r.message });
