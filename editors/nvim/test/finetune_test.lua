@@ -58,6 +58,9 @@ local ok, err = pcall(function()
   local completion = vim.fn.getcompletion('FrogNano finetune ', 'cmdline')
   say('completion: ' .. table.concat(completion, ' '))
   check(table.concat(completion, ' ') == 'start stop report', 'finetune does not complete its subcommands')
+  -- An error notified inside a command is also the command's error: pcall keeps it.
+  pcall(vim.cmd, 'FrogNano finetune bogus')
+  check(notified_with(':FrogNano finetune start|stop|report, not bogus') ~= nil, 'a wrong finetune subcommand does not say the right ones')
 
   local function status()
     local n = #notified

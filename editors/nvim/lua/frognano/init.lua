@@ -323,7 +323,7 @@ function M.finetune(sub, on_done)
   local bufnr = vim.api.nvim_get_current_buf()
   local command = M.finetune_commands[sub]
   if not command then
-    vim.notify('FrogNano: finetune ' .. tostring(sub) .. '? (' .. table.concat(M.finetune_subcommands, ', ') .. ')', vim.log.levels.ERROR)
+    vim.notify('FrogNano: :FrogNano finetune ' .. table.concat(M.finetune_subcommands, '|') .. (sub and (', not ' .. tostring(sub)) or ''), vim.log.levels.ERROR)
     return
   end
   local client = M.client(bufnr)
