@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/frognano/frognano/finetune/daemon"
 	"github.com/frognano/frognano/finetune/loop"
+	"github.com/frognano/frognano/finetune/registry"
 	"github.com/frognano/frognano/finetune/report"
 )
 
@@ -20,7 +22,7 @@ import (
 
 // FineTuning is frognano/status's fineTuning part: the fine-tuning daemon of the
 // workspace's repository (finetune/daemon), read from its lock and status file, and the
-// headline numbers from the loop's state and the registry (daemon.Look).
+// headline numbers of the report's Summary (finetune/report).
 type FineTuning struct {
 	// State is "off" (never started for this repository), "running", or "stopped" (it ran
 	// and is not running now; Ended says why, empty when it ended without a word: killed).
@@ -41,13 +43,15 @@ type FineTuning struct {
 	// Outcome is the latest finished iteration's.
 	Outcome string `json:"outcome,omitempty"`
 	// HeldOutNow and HeldOutStart are the held-out pass rates (0 to 1) of the model in use
-	// and of the base at the first gate; absent before any gate.
+	// and of the base; absent before the gate first ran.
 	HeldOutNow   *float64 `json:"heldOutNow,omitempty"`
 	HeldOutStart *float64 `json:"heldOutStart,omitempty"`
-	InBand       int      `json:"inBand"`
-	Tasks        int      `json:"tasks"`
-	Iterations   int      `json:"iterations"`
-	Accepted     int      `json:"accepted"`
+	// InBand and Tasks count the training tasks in the frontier's band and all of them;
+	// Iterations the finished iterations, Accepted those whose model the gate took.
+	InBand     int `json:"inBand"`
+	Tasks      int `json:"tasks"`
+	Iterations int `json:"iterations"`
+	Accepted   int `json:"accepted"`
 	// Problems are state files that could not be read, each saying what to do.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -59,17 +63,35 @@ const (
 	FineTuningStopped = "stopped"
 )
 
-// fineTuningStatus reads fine-tuning's state for repo. It reads a few small files (the
-// daemon's lock and status, the loop's state, the registry), so it runs per status request:
-// the editors poll it while fine-tuning runs.
-func fineTuningStatus(repo, registryDir string) *FineTuning {
-	return fineTuningOf(daemon.Look(repo, "", "", registryDir))
+// fineTuningStatus reads fine-tuning's state for repo, what `frognano finetune status`
+// shows (daemon.Look), per status request: the editors ask every 10 s while fine-tuning
+// runs. The daemon's lock and status file are read each time (they are small, and the
+// progress is in them); the report's Summary comes from sums, which collects it again only
+// when the loop's state or the registry changed.
+func fineTuningStatus(repo, registryDir string, sums *summaryCache) *FineTuning {
+	o := &daemon.Overview{Repo: repo}
+	problem := func(err error) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			o.Problems = append(o.Problems, err.Error())
+		}
+	}
+	dir := daemon.Dir(repo)
+	var err error
+	o.PID, o.Running, err = daemon.Running(dir)
+	problem(err)
+	o.Status, err = daemon.ReadStatus(dir)
+	problem(err)
+	sum, err := sums.get(repo, registryDir)
+	problem(err)
+	if sum != nil && sum.Started {
+		o.Summary = sum
+	}
+	return fineTuningOf(o)
 }
 
 // fineTuningOf is the status part of an overview.
 func fineTuningOf(o *daemon.Overview) *FineTuning {
-	ft := &FineTuning{Repo: o.Repo, State: FineTuningOff, HeldOutNow: o.HeldOutNow, HeldOutStart: o.HeldOutStart,
-		InBand: o.InBand, Tasks: o.Tasks, Iterations: o.Iterations, Accepted: o.Accepted, Problems: o.Problems}
+	ft := &FineTuning{Repo: o.Repo, State: FineTuningOff, Problems: o.Problems}
 	if o.Running {
 		ft.State, ft.PID = FineTuningRunning, o.PID
 	} else if o.Status != nil {
@@ -83,7 +105,51 @@ func fineTuningOf(o *daemon.Overview) *FineTuning {
 			ft.Waiting = st.Waiting
 		}
 	}
+	if sum := o.Summary; sum != nil {
+		rate := func(p *report.PassRate) *float64 {
+			if p == nil {
+				return nil
+			}
+			return &p.Rate
+		}
+		ft.HeldOutNow, ft.HeldOutStart = rate(sum.HeldOutNow), rate(sum.HeldOutStart)
+		ft.InBand, ft.Tasks = sum.Tasks.InBand, sum.Tasks.Training
+		ft.Iterations, ft.Accepted = sum.Iterations.Done, sum.Iterations.Accepted
+	}
 	return ft
+}
+
+// summaryCache keeps the report's Summary of one repository between status requests.
+// report.Collect reads every iteration's rollout records, which grow with the run; the
+// Summary changes only when the loop's state file or the registry is replaced (both are
+// written atomically, so a new file has a new modification time or size).
+type summaryCache struct {
+	mu  sync.Mutex // guards the fields below
+	key string     // the repository and its two files' sizes and times
+	sum *report.Summary
+}
+
+// get returns repo's Summary, collected again when its files changed since the last call.
+func (c *summaryCache) get(repo, registryDir string) (*report.Summary, error) {
+	key := repo
+	for _, p := range []string{loop.StatePath(loop.DefaultDir(repo)), registry.Path(registryDir, repo)} {
+		if fi, err := os.Stat(p); err == nil {
+			key += fmt.Sprintf("|%d %d", fi.Size(), fi.ModTime().UnixNano())
+		} else {
+			key += "|-"
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sum != nil && c.key == key {
+		return c.sum, nil
+	}
+	sum, err := report.Collect(report.Options{Repo: repo, RegistryDir: registryDir})
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.sum = key, sum
+	return sum, nil
 }
 
 // workspaceRepo is the repository of the workspace folder root: the top of its git work

@@ -17,6 +17,7 @@ import (
 
 	"github.com/frognano/frognano/finetune/daemon"
 	"github.com/frognano/frognano/finetune/loop"
+	"github.com/frognano/frognano/finetune/report"
 	"github.com/frognano/frognano/ollama"
 )
 
@@ -219,5 +220,21 @@ func TestFineTuneReportWithoutShowDocument(t *testing.T) {
 	e.waitMessage("fine-tuning has not run on")
 	if err := e.command("frognano.nope", nil); err == nil || err.(*jsonrpc2.Error).Code != jsonrpc2.MethodNotFound {
 		t.Errorf("unknown command: %v", err)
+	}
+}
+
+// TestFineTuningOfSummary: the headline numbers come from the report's Summary as
+// `frognano finetune status` shows them; a Summary without a gate has no pass rates.
+func TestFineTuningOfSummary(t *testing.T) {
+	sum := &report.Summary{Started: true, HeldOutNow: &report.PassRate{Rate: 0.55}, HeldOutStart: &report.PassRate{Rate: 0.4},
+		Tasks: report.Tasks{Training: 9, InBand: 4}, Iterations: report.Counts{Done: 3, Accepted: 2}}
+	ft := fineTuningOf(&daemon.Overview{Repo: "/r", Running: true, PID: 7, Status: &daemon.Status{Phase: loop.Phase("rollouts"), Fraction: 0.5}, Summary: sum})
+	if ft.State != FineTuningRunning || ft.PID != 7 || ft.Phase != "rollouts" || ft.HeldOutNow == nil || *ft.HeldOutNow != 0.55 ||
+		ft.HeldOutStart == nil || *ft.HeldOutStart != 0.4 || ft.InBand != 4 || ft.Tasks != 9 || ft.Iterations != 3 || ft.Accepted != 2 {
+		t.Errorf("with a summary: %+v", ft)
+	}
+	ft = fineTuningOf(&daemon.Overview{Repo: "/r", Summary: &report.Summary{Started: true}})
+	if ft.State != FineTuningOff || ft.HeldOutNow != nil || ft.HeldOutStart != nil {
+		t.Errorf("before any gate: %+v", ft)
 	}
 }

@@ -67,6 +67,10 @@ type server struct {
 	trace protocol.TraceValue
 	// warned are the warnings logged once (warnOnce).
 	warned map[string]bool
+
+	// summaries keeps fine-tuning's report Summary between status requests (it has its own
+	// lock: collecting it must not hold mu).
+	summaries summaryCache
 }
 
 type lifecycle int

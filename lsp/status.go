@@ -65,7 +65,7 @@ func (s *server) status(ctx context.Context) Status {
 	}
 	if root != "" {
 		if repo, err := workspaceRepo(root); err == nil {
-			st.FineTuning = fineTuningStatus(repo, s.opts.RegistryDir)
+			st.FineTuning = fineTuningStatus(repo, s.opts.RegistryDir, &s.summaries)
 		}
 	}
 
