@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/frognano/frognano/finetune/daemon"
 )
 
 // finetuneCommands are the steps of fine-tuning, each a row filled in by the package that
@@ -23,7 +25,7 @@ var finetuneCommands = []command{
 }
 
 func runFinetune(ctx context.Context, env Env, args []string) int {
-	if len(args) > 0 && args[0] == daemonRun { // hidden: the process `start` detaches
+	if len(args) > 0 && args[0] == daemon.RunStep { // hidden: the process `start` detaches
 		return runFinetuneDaemonRun(ctx, env, args[1:])
 	}
 	return dispatch(ctx, env, args, finetuneCommands, finetuneUsage, "frognano finetune: unknown step %q; run `frognano finetune --help` for the list\n")

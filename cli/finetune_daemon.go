@@ -17,9 +17,6 @@ import (
 	"github.com/frognano/frognano/finetune/report"
 )
 
-// daemonRun is the hidden step that is the background process `finetune start` detaches.
-const daemonRun = "daemon-run"
-
 // daemonSettings are the flags only the daemon has, next to step's.
 type daemonSettings struct {
 	hours *string
@@ -82,7 +79,7 @@ func runFinetuneStart(_ context.Context, e Env, args []string) int {
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
-	pid, already, err := daemon.Start(dir, []string{exe, "finetune", daemonRun, "--repo", repo}, os.Environ())
+	pid, already, err := daemon.Start(dir, daemon.Argv(exe, repo), os.Environ())
 	switch {
 	case err != nil:
 		return fail(exitFailed, "%v", err)
@@ -112,13 +109,13 @@ func withSaved(fs *flag.FlagSet, saved map[string]string) error {
 // runFinetuneDaemonRun is the background process: the saved settings, then daemon.Run
 // until SIGTERM (ctx).
 func runFinetuneDaemonRun(ctx context.Context, e Env, args []string) int {
-	fs := newFlags(e, "finetune "+daemonRun, "", "The fine-tuning daemon itself; `frognano finetune start` runs it.")
+	fs := newFlags(e, "finetune "+daemon.RunStep, "", "The fine-tuning daemon itself; `frognano finetune start` runs it.")
 	repoFlag := fs.String("repo", ".", "the repository")
 	if code, done := parse(fs, args); done {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "frognano finetune %s: "+format+"\n", append([]any{daemonRun}, a...)...)
+		fmt.Fprintf(e.Stderr, "frognano finetune %s: "+format+"\n", append([]any{daemon.RunStep}, a...)...)
 		return code
 	}
 	repo, err := repoPath(*repoFlag)
@@ -130,7 +127,7 @@ func runFinetuneDaemonRun(ctx context.Context, e Env, args []string) int {
 	if err != nil {
 		return fail(exitFailed, "%v (run `frognano finetune start` with the flags)", err)
 	}
-	sfs := newFlags(e, "finetune "+daemonRun, "", "")
+	sfs := newFlags(e, "finetune "+daemon.RunStep, "", "")
 	settings := addStepFlags(sfs, e)
 	ds := addDaemonFlags(sfs)
 	var flags []string

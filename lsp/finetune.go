@@ -192,11 +192,6 @@ type startRequest struct {
 	Env      []string
 }
 
-// daemonArgs are the arguments of the background process, after the binary: the CLI's
-// `frognano finetune start` detaches the same (cli/finetune_daemon.go, daemonRun), and
-// the editors' end-to-end tests run the real binary through this path.
-func daemonArgs(repo string) []string { return []string{"finetune", "daemon-run", "--repo", repo} }
-
 // startFineTuning does what `frognano finetune start` does with the editor's settings: the
 // saved flags of the repository's last start (-g, --target, ...), overlaid with the model,
 // host, weights and hours of the editor's settings, saved for
@@ -245,7 +240,7 @@ func startFineTuning(r startRequest) (pid int, already bool, err error) {
 	if err := daemon.SaveConfig(dir, daemon.Config{Flags: flags}); err != nil {
 		return 0, false, err
 	}
-	return daemon.Start(dir, append([]string{r.Frognano}, daemonArgs(r.Repo)...), r.Env)
+	return daemon.Start(dir, daemon.Argv(r.Frognano, r.Repo), r.Env)
 }
 
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL, as the CLI's default: the

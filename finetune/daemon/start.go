@@ -12,6 +12,15 @@ import (
 	"time"
 )
 
+// RunStep is the hidden `frognano finetune` step that is the daemon itself: what `frognano
+// finetune start` and the language server's Start fine-tuning detach (see Argv).
+const RunStep = "daemon-run"
+
+// Argv is the command line of repo's daemon run by the frognano binary at frognano.
+func Argv(frognano, repo string) []string {
+	return []string{frognano, "finetune", RunStep, "--repo", repo}
+}
+
 // Start detaches argv (frognano's hidden `finetune daemon-run`, or a test binary) as the
 // daemon of dir: a new session, so that it outlives the terminal and its process group
 // is its own, with stdin from /dev/null and its output appended to daemon.log. It returns
