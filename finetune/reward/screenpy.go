@@ -156,6 +156,15 @@ var pyAttrNames = map[string]string{
 	"setattr": "sets an attribute by a computed name", "delattr": "deletes an attribute by a computed name",
 	"vars": "hands out an object's namespace", "globals": "hands out a module's namespace",
 	"locals": "hands out a frame's namespace",
+	// enum's module writers: global_enum copies an enum's members into the namespace of the
+	// module its __module__ names (measured: a member named ExceptionInfo put into
+	// _pytest.runner made every failing test pass), and _convert_ (reached on a subclass,
+	// where no module's private name is written) reads any loaded module's namespace by
+	// name into members and writes them back (measured: it handed out
+	// _pytest.reports.TestReport).
+	"global_enum": "writes into another module's namespace (enum)", "_convert_": "reads and writes a module's namespace by name (enum)",
+	"_old_convert_": "reads and writes a module's namespace by name (enum)", "_simple_enum": "writes enum members by computed names",
+	"_test_simple_enum": "reads enum classes' attributes by name",
 }
 
 // pyModuleNames are modules whose name is refused as an attribute or an imported name: what
