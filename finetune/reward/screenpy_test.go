@@ -10,6 +10,9 @@ import (
 // pyPlain is a module as a fix's base could be: no imports, a function to fix.
 const pyPlain = "def absolute(x):\n    if x < 0:\n        return x\n    return x\n"
 
+// pyValue is a base that defines its own equality, which a fix may change.
+const pyValue = "class Value:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n    def __eq__(self, other):\n        return isinstance(other, Value) and self.x == other.x\n"
+
 // The Python screen refuses what a fix has no use for and a forger needs, on the syntax
 // tree: a comment or a prose string that names it is not counted, a reference by any other
 // name is.
@@ -106,6 +109,14 @@ func TestScreenPython(t *testing.T) {
 		{"bytes that are not text", pyPlain, "x = '\xff'\n", "not UTF-8"},
 		{"a file that does not parse, as its base did not", "def f(:\n", "def f(:\n    pass\nimport sys\n", "does not parse"},
 		{"a lone carriage return its base had", "x = 1  # a\ry = 2\n", "x = 1  # a\rimport sys\n", "carriage return"},
+		{"enum.global_enum", pyPlain, "import enum\n\nenum.global_enum(E)\n", ".global_enum"},
+		{"Enum._convert_ on a subclass", pyPlain, "import enum\n\n\nclass A(enum.Enum):\n    pass\n\n\nS = A._convert_('S', 'm', bool)\n", "._convert_"},
+		{"a new __eq__", pyPlain, "class Same(int):\n    def __eq__(self, other):\n        return True\n", "the comparison __eq__"},
+		{"an __eq__ assigned", pyPlain, "class Same(int):\n    __eq__ = lambda s, o: True\n", "the comparison __eq__"},
+		{"an __eq__ set on a class", pyPlain, "class Same(int):\n    pass\n\n\nSame.__eq__ = lambda s, o: True\n", "the comparison __eq__"},
+		{"an __eq__ in type's namespace", pyPlain, "Same = type('Same', (int,), {'__eq__': lambda s, o: True})\n", "the comparison __eq__"},
+		{"a second __eq__ beside the base's", pyValue, pyValue + "\n\nclass Same(int):\n    def __eq__(self, other):\n        return True\n", "the comparison __eq__"},
+		{"a new __contains__", pyPlain, "class All(list):\n    def __contains__(self, x):\n        return True\n", "the comparison __contains__"},
 	}
 	accepted := []struct{ name, base, now string }{
 		{"a comparison fixed", pyPlain, strings.Replace(pyPlain, "return x\n", "return -x\n", 1)},
@@ -134,9 +145,6 @@ class Value:
 
     def __post_init__(self):
         self.x = float(self.x)
-
-    def __eq__(self, other):
-        return isinstance(other, Value) and self.x == other.x
 
     def __repr__(self):
         return f"{type(self).__name__}({self.x!r:>8})"
@@ -188,6 +196,8 @@ def put(obj):
 if __name__ == "__main__":
     print(absolute(-3))
 `},
+		{"an __eq__ the base had, fixed", pyValue, strings.Replace(pyValue, "self.x == other.x", "self.x == other.x and self.y == other.y", 1)},
+		{"a dataclass's generated comparisons", pyPlain, "from dataclasses import dataclass\n\n\n@dataclass(order=True)\nclass P:\n    x: int\n"},
 		{"functools.wraps", pyPlain, "import functools\n\n\ndef deco(fn):\n    @functools.wraps(fn)\n    def inner(*a, **k):\n        return fn(*a, **k)\n\n    return inner\n"},
 		{"attributes named like modules elsewhere", pyPlain, pyPlain + "\n\ndef f(m, e, node):\n    return m.string, e.code, node.operator, m.types\n"},
 		{"a module the base imported", "import os\n\n" + pyPlain, "import os\n\n" + pyPlain + "\n\ndef p(a):\n    return os.path.join(a, 'x')\n"},
