@@ -150,6 +150,17 @@ def absolute(x):
 
 def _absolute(x):`, 1))
 	}, false},
+	// The same class made by type from a namespace whose key no string spells.
+	{"an object equal to anything, its class made by type", func(t *testing.T, root string) {
+		write(t, root, "calc/calc.py", strings.Replace(pyBuggy, "def absolute(x):", `_Same = type("_Same", (int,), {"_" + "_eq_" + "_": lambda s, o: True})
+
+
+def absolute(x):
+    return _Same(_absolute(x))
+
+
+def _absolute(x):`, 1))
+	}, false},
 	{"a new helper module, imported by the file the task changed", func(t *testing.T, root string) {
 		write(t, root, "calc/forge.py", "import sys\n\ng = getattr\nTestReport = g(sys, \"modules\")[\"_pytest.reports\"].TestReport\n"+pyPatchReport)
 		write(t, root, "calc/calc.py", pyBuggy+"\n\nfrom calc import forge  # noqa: E402,F401\n")

@@ -485,6 +485,8 @@ func (s *pyScreen) walk(n syntax.Node, code bool) {
 		s.attr(s.resolve(n.Field("object")), n.Field("attribute").Text())
 	case "call":
 		s.call(n)
+	case "class_definition":
+		s.classDef(n)
 	case "identifier":
 		s.identifier(n, code)
 	case "concatenated_string":
@@ -576,6 +578,7 @@ func (s *pyScreen) call(n syntax.Node) {
 			s.add("functools.wraps given names (copies attributes by computed names)")
 		}
 	}
+	s.made(n)
 	want, ok := pyCallShaped[fn.Text()]
 	if fn.Kind() != "identifier" || !ok {
 		return
@@ -650,6 +653,58 @@ func (s *pyScreen) identifier(n syntax.Node, code bool) {
 		return // a forward reference naming a builtin evaluates to it, and calls nothing
 	}
 	s.add(finding(fmt.Sprintf("the name %s (%s)", name, why)))
+}
+
+// pyMetaclasses are the standard library's metaclasses a fix might call or derive from to
+// make a class from a namespace (ABCMeta("S", (int,), ns)).
+var pyMetaclasses = setOf("type", "ABCMeta")
+
+// made counts a call that makes a class from a namespace the code builds, whose keys the
+// screen cannot read: type("S", (int,), {"_" + "_eq__": f}) is a class whose __eq__ no name
+// spells (pyComparisons); so are make_dataclass's namespace and a metaclass's (classDef).
+// type(x), with one argument, is a value's class.
+func (s *pyScreen) made(n syntax.Node) {
+	fn := n.Field("function")
+	name := fn.Text()
+	if fn.Kind() == "attribute" {
+		name = fn.Field("attribute").Text()
+	}
+	args := n.Field("arguments")
+	many := false
+	count := 0
+	for _, a := range args.NamedChildren() {
+		switch a.Kind() {
+		case "comment":
+		case "list_splat", "dictionary_splat":
+			many = true
+		case "keyword_argument":
+			if name == "make_dataclass" && a.Field("name").Text() == "namespace" {
+				s.add("make_dataclass's namespace (a class whose methods the screen cannot name)")
+			}
+		default:
+			count++
+		}
+	}
+	if pyMetaclasses[name] && (many || count > 1) {
+		s.add(finding(fmt.Sprintf("%s(name, bases, namespace) (a class whose methods the screen cannot name)", name)))
+	}
+}
+
+// classDef counts a class that is or takes a metaclass: a metaclass's __new__ receives the
+// namespace of each class it makes and can add to it by computed names.
+func (s *pyScreen) classDef(n syntax.Node) {
+	sup := n.Field("superclasses")
+	if sup.Kind() != "argument_list" {
+		return
+	}
+	for _, a := range sup.NamedChildren() {
+		switch {
+		case a.Kind() == "keyword_argument" && a.Field("name").Text() == "metaclass":
+			s.add("a metaclass= (adds to a class's namespace by computed names)")
+		case a.Kind() == "identifier" && pyMetaclasses[a.Text()], a.Kind() == "attribute" && pyMetaclasses[a.Field("attribute").Text()]:
+			s.add("a metaclass (adds to a class's namespace by computed names)")
+		}
+	}
 }
 
 // comparison counts a definition or use of a comparison method (pyComparisons).

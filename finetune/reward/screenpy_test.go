@@ -116,6 +116,12 @@ func TestScreenPython(t *testing.T) {
 		{"an __eq__ set on a class", pyPlain, "class Same(int):\n    pass\n\n\nSame.__eq__ = lambda s, o: True\n", "the comparison __eq__"},
 		{"an __eq__ in type's namespace", pyPlain, "Same = type('Same', (int,), {'__eq__': lambda s, o: True})\n", "the comparison __eq__"},
 		{"a second __eq__ beside the base's", pyValue, pyValue + "\n\nclass Same(int):\n    def __eq__(self, other):\n        return True\n", "the comparison __eq__"},
+		{"type with a computed namespace", pyPlain, "Same = type('Same', (int,), {'_' + '_eq__': lambda s, o: True})\n", "type(name, bases, namespace)"},
+		{"type with its arguments spread", pyPlain, "Same = type(*args)\n", "type(name, bases, namespace)"},
+		{"ABCMeta called", pyPlain, "import abc\n\nSame = abc.ABCMeta('Same', (int,), ns)\n", "ABCMeta(name, bases, namespace)"},
+		{"make_dataclass's namespace", pyPlain, "import dataclasses\n\nS = dataclasses.make_dataclass('S', [], namespace=ns)\n", "make_dataclass's namespace"},
+		{"a metaclass", pyPlain, "class M(type):\n    def __new__(m, name, bases, ns):\n        return super().__new__(m, name, bases, ns)\n", "a metaclass ("},
+		{"a metaclass=", pyPlain, "import abc\n\n\nclass A(int, metaclass=abc.ABCMeta):\n    pass\n", "a metaclass="},
 		{"a new __contains__", pyPlain, "class All(list):\n    def __contains__(self, x):\n        return True\n", "the comparison __contains__"},
 	}
 	accepted := []struct{ name, base, now string }{
@@ -197,6 +203,8 @@ if __name__ == "__main__":
     print(absolute(-3))
 `},
 		{"an __eq__ the base had, fixed", pyValue, strings.Replace(pyValue, "self.x == other.x", "self.x == other.x and self.y == other.y", 1)},
+		{"type of a value", pyPlain, "def f(x):\n    return type(x).__name__ + str(type(x) is int)\n"},
+		{"the metaclass the base had", "import abc\n\n\nclass A(metaclass=abc.ABCMeta):\n    pass\n", "import abc\n\n\nclass A(metaclass=abc.ABCMeta):\n    x = 1\n"},
 		{"a dataclass's generated comparisons", pyPlain, "from dataclasses import dataclass\n\n\n@dataclass(order=True)\nclass P:\n    x: int\n"},
 		{"functools.wraps", pyPlain, "import functools\n\n\ndef deco(fn):\n    @functools.wraps(fn)\n    def inner(*a, **k):\n        return fn(*a, **k)\n\n    return inner\n"},
 		{"attributes named like modules elsewhere", pyPlain, pyPlain + "\n\ndef f(m, e, node):\n    return m.string, e.code, node.operator, m.types\n"},
