@@ -63,6 +63,10 @@ import (
 //
 // The canaries raise the bar, not the ceiling: code that knows the repository's test
 // names (its test files are readable) can tell frognano's tests from the hidden ones.
+//
+// Open, and beyond any check of the run: the hidden tests are in the agent's copy, so a
+// change that special-cases what they assert (if x == -3 { return 3 }) earns reward 1 with
+// the bug left in (measured; see pyrun.go for what closing it would take).
 
 // goRun is one package's test binary and what it is to run.
 type goRun struct {

@@ -48,7 +48,14 @@ import (
 // them): getattr(sys, "mod"+"ules"), vars(sys), a traceback's frame walked up by
 // getattr(f, "f_back"), string.Formatter().get_field, operator.attrgetter, g = getattr,
 // a forward reference evaluated by functools.singledispatch, and the patch in a helper
-// module or in calc/__init__.py (attackpy_test.go).
+// module or in calc/__init__.py (attackpy_test.go). Measured after it, each earned reward 1
+// through it until the screen learnt its name: enum.global_enum (an enum with __module__
+// "_pytest.runner" and a member ExceptionInfo whose from_current, called in CallInfo's
+// except block, takes the exception with a bare raise and answers a false object: every
+// failing test passed, the canary not), Enum._convert_ on a subclass (reads any loaded
+// module's namespace into members: _pytest.reports.TestReport), and, touching no pytest at
+// all, absolute returning an int whose __eq__ says True to anything (generic: no need to
+// know the test), its class also made by type(name, bases, {"_" + "_eq__": …}).
 //
 // What is still open, and what a forger would have to find: Python has no boundary inside
 // a process, so the screen is defence in depth over source. A way past it needs an object
@@ -61,6 +68,17 @@ import (
 // reaches pytest's plugin manager), or in a standard module's object reached by plain
 // names that this review did not think of. Code that cannot forge can still stall or crash
 // the run: the time and memory limits and the checks above turn that into reward 0.
+//
+// Open, and not a question of pytest's process (high severity for training, as generic as
+// any hack a policy learns): the tests are in the agent's copy (the task's base holds them;
+// only their names are hidden), so a change that special-cases the values the test asserts
+// (if x == -3: return 3) earns reward 1 with the bug left in; measured, in Python and in Go.
+// Reading the test at run time adds nothing the agent could not read before. Closing it
+// needs design, not a screen: the FAIL_TO_PASS tests' bodies out of the agent's copy, or
+// held-out checks of the fixed function the agent never sees (inputs beside the test's, the
+// base's own function as the oracle). Also open: an object equal to anything whose class no
+// rule names, made by a metaclass reached as a value (type(int)(*args)) or by a class of the
+// repository's or a package's that compares through a hook the agent sets.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's
 // repository (its virtual environment).
