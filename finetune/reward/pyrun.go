@@ -77,7 +77,7 @@ import (
 // needs design, not a screen: the FAIL_TO_PASS tests' bodies out of the agent's copy, or
 // held-out checks of the fixed function the agent never sees (inputs beside the test's, the
 // base's own function as the oracle). Also open: an object equal to anything whose class no
-// rule names, made by a metaclass reached as a value (type(int)(*args)) or by a class of the
+// rule names, made by a metaclass bound to a name (t = type; t(*args)) or by a class of the
 // repository's or a package's that compares through a hook the agent sets.
 
 // runPytest runs the hidden tests of a Python task on the tree at root; repo is the user's

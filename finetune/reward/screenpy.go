@@ -666,8 +666,13 @@ var pyMetaclasses = setOf("type", "ABCMeta")
 func (s *pyScreen) made(n syntax.Node) {
 	fn := n.Field("function")
 	name := fn.Text()
-	if fn.Kind() == "attribute" {
+	switch {
+	case fn.Kind() == "attribute" && fn.Field("attribute").Text() == "__class__":
+		name = "type" // int.__class__("S", (int,), ns)
+	case fn.Kind() == "attribute":
 		name = fn.Field("attribute").Text()
+	case fn.Kind() == "call" && fn.Field("function").Text() == "type":
+		name = "type" // type(int)("S", (int,), ns): a metaclass reached as a value
 	}
 	args := n.Field("arguments")
 	many := false

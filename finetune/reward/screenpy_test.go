@@ -118,6 +118,8 @@ func TestScreenPython(t *testing.T) {
 		{"a second __eq__ beside the base's", pyValue, pyValue + "\n\nclass Same(int):\n    def __eq__(self, other):\n        return True\n", "the comparison __eq__"},
 		{"type with a computed namespace", pyPlain, "Same = type('Same', (int,), {'_' + '_eq__': lambda s, o: True})\n", "type(name, bases, namespace)"},
 		{"type with its arguments spread", pyPlain, "Same = type(*args)\n", "type(name, bases, namespace)"},
+		{"a class's type called", pyPlain, "Same = type(int)('Same', (int,), ns)\n", "type(name, bases, namespace)"},
+		{"a class's __class__ called", pyPlain, "Same = int.__class__(*args)\n", "type(name, bases, namespace)"},
 		{"ABCMeta called", pyPlain, "import abc\n\nSame = abc.ABCMeta('Same', (int,), ns)\n", "ABCMeta(name, bases, namespace)"},
 		{"make_dataclass's namespace", pyPlain, "import dataclasses\n\nS = dataclasses.make_dataclass('S', [], namespace=ns)\n", "make_dataclass's namespace"},
 		{"a metaclass", pyPlain, "class M(type):\n    def __new__(m, name, bases, ns):\n        return super().__new__(m, name, bases, ns)\n", "a metaclass ("},
