@@ -573,8 +573,10 @@ func (r *runner) train(ctx context.Context) error {
 	if len(ex.Problems) > 0 {
 		return fmt.Errorf("the export would not import into Ollama: %s", strings.Join(ex.Problems, "; "))
 	}
+	// The export is whole (MergeExport answered, and checked it): a trainer slow to leave
+	// after that costs nothing but the note, where failing would redo the training.
 	if err := p.Close(); err != nil {
-		return err
+		r.progress(0.9, fmt.Sprintf("the export is whole; the trainer did not shut down cleanly (%v)", err))
 	}
 	tr.Seconds = time.Since(start).Seconds()
 	if err := os.RemoveAll(dir); err != nil {
@@ -595,7 +597,7 @@ func (r *runner) importModel(ctx context.Context) error {
 		return err
 	}
 	req := trainer.ImportRequest{Dir: r.s.Export, Quantize: r.cfg.Quantize, Template: show.Template,
-		Renderer: show.Renderer, Parser: show.Parser, Parameters: parameters(show.Parameters)}
+		Renderer: show.Renderer, Parser: show.Parser, Parameters: parameters(show.Parameters), System: show.System, Messages: show.Messages}
 	if req.Renderer != "" {
 		req.Template = ""
 	}

@@ -32,6 +32,10 @@ type ImportRequest struct {
 	Renderer   string
 	Parser     string
 	Parameters map[string]any
+	// System and Messages are the model's SYSTEM prompt and MESSAGE lines, carried over from
+	// the model the export was trained from so that the new one answers in the same setting.
+	System   string
+	Messages []api.Message
 }
 
 // ollamaArchs are the architectures Ollama 0.17.4's converter takes from this trainer, and
@@ -178,6 +182,8 @@ func Import(ctx context.Context, c *api.Client, req ImportRequest, progress func
 		Renderer:   req.Renderer,
 		Parser:     req.Parser,
 		Parameters: req.Parameters,
+		System:     req.System,
+		Messages:   req.Messages,
 		Quantize:   quant,
 	}, func(r api.ProgressResponse) error { progress(r); return nil })
 }

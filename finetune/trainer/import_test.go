@@ -213,8 +213,13 @@ func proveExport(ctx context.Context, t *testing.T, srv *ollamatest.Server, p *P
 
 	// q8_0, as for real use on widths that are not multiples of 256: imported and served.
 	q8 := "tiny-" + arch + "-ft:1-q8_0"
-	if err := Import(ctx, srv.Client, ImportRequest{Name: q8, Dir: dir, Template: chatML, Quantize: "q8_0"}, nil); err != nil {
+	// The base's SYSTEM prompt and MESSAGE lines come along (the loop passes Show's).
+	msgs := []api.Message{{Role: "user", Content: "What is 2+2?"}, {Role: "assistant", Content: "4"}}
+	if err := Import(ctx, srv.Client, ImportRequest{Name: q8, Dir: dir, Template: chatML, Quantize: "q8_0", System: "You fix Go code.", Messages: msgs}, nil); err != nil {
 		t.Fatal(err)
+	}
+	if s, err := srv.Client.Show(ctx, &api.ShowRequest{Model: q8}); err != nil || s.System != "You fix Go code." || len(s.Messages) != 2 || s.Messages[1].Content != "4" {
+		t.Fatalf("show %s: system %q messages %+v, %v", q8, s.System, s.Messages, err)
 	}
 	if s, err := srv.Client.Show(ctx, &api.ShowRequest{Model: q8}); err != nil || s.Details.QuantizationLevel != "Q8_0" {
 		t.Fatalf("q8_0 import: %+v, %v", s, err)

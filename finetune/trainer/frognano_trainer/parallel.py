@@ -107,23 +107,26 @@ def start(mode):
 
 
 def finish(world):
-    """Ends a rank after shutdown or the end of input. Under torchrun every rank first waits
-    for the others, then leaves with os._exit. A rank once ended with SIGABRT after every
-    request had been answered ("terminate called without an active exception", CI, FSDP; not
-    reproduced in five runs here), so torchrun reported a clean shutdown as a failure: the
-    likely cause is the teardown of the process groups (explicit, or by the interpreter's
-    exit) racing a peer already gone, and os._exit skips all of it. The sockets and memory
-    go with the process; nothing is left to flush but our own streams."""
-    if not world.distributed:
-        return
-    import torch.distributed as dist
-
+    """Ends a rank after shutdown or the end of input, with os._exit, once our own streams
+    are flushed: every answer has been written and every file the trainer wrote (adapters,
+    exports) is closed, so the interpreter's teardown has nothing left to do but free
+    memory and unload modules, and that is slow and fragile. One process: freeing a model's
+    tensors and torch's modules took over 30 s at load 15 on two cores, so the Go side's
+    shutdown bound killed a trainer whose export was already whole, and the loop redid
+    the training. Under torchrun every rank first waits for the others: a rank once ended
+    with SIGABRT after every request had been answered ("terminate called without an active
+    exception", CI, FSDP; not reproduced in five runs here), so torchrun reported a clean
+    shutdown as a failure: the likely cause is the teardown of the process groups (explicit,
+    or by the interpreter's exit) racing a peer already gone, which os._exit skips."""
     code = 0
-    try:
-        dist.barrier(group=world.control)
-    except Exception as e:  # noqa: BLE001 - a peer is gone: leaving anyway, but not as success
-        log.error("rank %d: the other ranks were gone at shutdown (%s)", world.rank, e)
-        code = 1
+    if world.distributed:
+        import torch.distributed as dist
+
+        try:
+            dist.barrier(group=world.control)
+        except Exception as e:  # noqa: BLE001 - a peer is gone: leaving anyway, but not as success
+            log.error("rank %d: the other ranks were gone at shutdown (%s)", world.rank, e)
+            code = 1
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
