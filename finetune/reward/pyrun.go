@@ -6,12 +6,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // How the hidden tests of a Python task run: pytest, from the user's virtual environment
@@ -176,7 +176,7 @@ func judgeScript(out sandbox.Output, r env.Results, ids []string, want map[strin
 }
 
 // progressLine is pytest -v's line for a test's outcome: its node id and the outcome.
-var progressLine = regexp.MustCompile(`^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(\s+\[\s*\d+%\])?\s*$`)
+var progressLine = lazyregexp.New(`^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(\s+\[\s*\d+%\])?\s*$`)
 
 // progressLines are the outcomes pytest -v printed per TestID, in the report's terms.
 func progressLines(talk string) map[string][]string {

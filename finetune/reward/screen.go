@@ -7,10 +7,11 @@ import (
 	"go/parser"
 	"go/token"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/frognano/frognano/internal/lazyregexp"
 )
 
 // The screen reads the kept changes before anything runs and refuses those that reach for
@@ -71,7 +72,7 @@ var flagKept = map[string]bool{"String": true, "StringVar": true, "Int": true, "
 var goImports = map[string]bool{"testing": true, "unsafe": true, "C": true, "plugin": true}
 
 // framingLine matches what go test and test2json read as a test's result or start.
-var framingLine = regexp.MustCompile(`(?m)^\s*(---|===) (PASS|FAIL|SKIP|RUN|PAUSE|CONT|NAME)\b`)
+var framingLine = lazyregexp.New(`(?m)^\s*(---|===) (PASS|FAIL|SKIP|RUN|PAUSE|CONT|NAME)\b`)
 
 // screenGo counts the refused constructs of one Go file. A file that does not parse is
 // not counted: it does not build either.
@@ -166,15 +167,15 @@ func screenGo(src []byte) map[finding]int {
 
 // JS/TS: leaving node early, or killing it.
 var jsPatterns = []struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	what finding
 }{
-	{regexp.MustCompile(`\bprocess\s*(\.\s*|\[\s*['"])(exit|reallyExit|abort|kill|exitCode)\b`), "process.exit, process.abort, process.kill or process.exitCode"},
-	{regexp.MustCompile(`\bchild_process\b`), "child_process"},
+	{lazyregexp.New(`\bprocess\s*(\.\s*|\[\s*['"])(exit|reallyExit|abort|kill|exitCode)\b`), "process.exit, process.abort, process.kill or process.exitCode"},
+	{lazyregexp.New(`\bchild_process\b`), "child_process"},
 }
 
 func screenText(src []byte, pats []struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	what finding
 }) map[finding]int {
 	n := map[finding]int{}

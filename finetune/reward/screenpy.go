@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/frognano/frognano/internal/lazyregexp"
 	"github.com/frognano/frognano/internal/syntax"
 )
 
@@ -214,10 +214,10 @@ var pyCounted = setOf("subprocess", "multiprocessing", "ctypes", "importlib", "i
 var pyCallShaped = map[string]int{"getattr": 2, "setattr": 3, "delattr": 2, "hasattr": 2}
 
 var (
-	pyDunder = regexp.MustCompile(`__[A-Za-z0-9_]+?__`)
-	pyIdent  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pyDunder = lazyregexp.New(`__[A-Za-z0-9_]+?__`)
+	pyIdent  = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// PEP 263's declaration, on the first two lines.
-	pyCodingLine = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`)
+	pyCodingLine = lazyregexp.New(`^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`)
 )
 
 // Findings that refuse a file whatever its base had: where the screen's reading and

@@ -38,6 +38,7 @@ func New(str string) *Regexp {
 }
 
 func (r *Regexp) MatchString(s string) bool                  { return r.re().MatchString(s) }
+func (r *Regexp) FindAllIndex(b []byte, n int) [][]int       { return r.re().FindAllIndex(b, n) }
 func (r *Regexp) FindSubmatch(s []byte) [][]byte             { return r.re().FindSubmatch(s) }
 func (r *Regexp) FindStringSubmatch(s string) []string       { return r.re().FindStringSubmatch(s) }
 func (r *Regexp) FindStringSubmatchIndex(s string) []int     { return r.re().FindStringSubmatchIndex(s) }
