@@ -181,6 +181,12 @@ func TestKilledIteration(t *testing.T) {
 		case at == "" && err != nil:
 			t.Fatalf("the last run: %v\n%s", err, out)
 		case at != "" && !killed:
+			// Say where the iteration went instead: an iteration that ends early (nothing to
+			// train on) never reaches the later phases.
+			st, lerr := Load(filepath.Join(s.Dir, "loop.json"))
+			if lerr == nil {
+				t.Fatalf("the run to kill at %s was not killed: %v (the state: phase %s, outcome %q, trained %+v)\n%s", at, err, st.Phase, st.Outcome, st.Trained, out)
+			}
 			t.Fatalf("the run to kill at %s was not killed: %v\n%s", at, err, out)
 		}
 		st, err := Load(filepath.Join(s.Dir, "loop.json"))
