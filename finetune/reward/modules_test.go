@@ -2,13 +2,7 @@ package reward
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"maps"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +11,6 @@ import (
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/internal/fixture"
 	"github.com/frognano/frognano/finetune/task"
-	"github.com/frognano/frognano/internal/gocache"
 )
 
 // moduleTask is a task on a repository of files (several Go modules) whose patch turns old
@@ -39,26 +32,7 @@ func moduleTask(t *testing.T, files map[string]string, file, old, new string, sp
 	spec.Kind = env.KindGo
 	tk := &task.Task{Version: task.Version, ID: task.MakeID(head, patch), Repo: repo, BaseCommit: head, Patch: patch,
 		FailToPass: f2p, PassToPass: p2p, Test: spec}
-	root := os.Getenv("FROGNANO_SANDBOX_GOCACHE")
-	if root == "" {
-		root = t.TempDir()
-	} else {
-		root += "-trusted"
-	}
-	h := sha256.New()
-	h.Write([]byte("reward\x00" + runtime.Version()))
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		h.Write([]byte(name + "\x00" + files[name] + "\x00"))
-	}
-	trusted := filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:16])
-	co, err := env.ExportCommit(ctx, repo, head, filepath.Join(t.TempDir(), "base"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gocache.Build(ctx, co.Dir, trusted, executable(t)); err != nil {
-		t.Fatal(err)
-	}
-	return tk, Options{Trusted: trusted, Timeout: 2 * time.Minute}
+	return tk, Options{Trusted: trustedCache(t, ctx, repo, head, files), Timeout: 2 * time.Minute}
 }
 
 // TestScoreModules: a task whose bug lies in a module the top's requires (lib/, by a

@@ -113,7 +113,13 @@ func setup(t *testing.T) (*task.Task, Options) {
 	}
 	tk := &task.Task{Version: task.Version, ID: task.MakeID(head, patch), Repo: repo, BaseCommit: head, Patch: patch,
 		FailToPass: []string{testAbs}, PassToPass: []string{testMax}, Test: task.TestSpec{Kind: env.KindGo}}
+	return tk, Options{Trusted: trustedCache(t, ctx, repo, head, baseFiles), Timeout: 2 * time.Minute}
+}
 
+// trustedCache builds the trusted Go build cache of repo's commit head, whose files are
+// files, once per content (kept under FROGNANO_SANDBOX_GOCACHE when set, so reruns reuse it).
+func trustedCache(t *testing.T, ctx context.Context, repo, head string, files map[string]string) string {
+	t.Helper()
 	root := os.Getenv("FROGNANO_SANDBOX_GOCACHE")
 	if root == "" {
 		root = t.TempDir()
@@ -122,8 +128,8 @@ func setup(t *testing.T) (*task.Task, Options) {
 	}
 	h := sha256.New()
 	h.Write([]byte("reward\x00" + runtime.Version()))
-	for _, name := range slices.Sorted(maps.Keys(baseFiles)) {
-		h.Write([]byte(name + "\x00" + baseFiles[name] + "\x00"))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		h.Write([]byte(name + "\x00" + files[name] + "\x00"))
 	}
 	trusted := filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:16])
 	co, err := env.ExportCommit(ctx, repo, head, filepath.Join(t.TempDir(), "base"))
@@ -133,7 +139,7 @@ func setup(t *testing.T) (*task.Task, Options) {
 	if err := gocache.Build(ctx, co.Dir, trusted, executable(t)); err != nil {
 		t.Fatal(err)
 	}
-	return tk, Options{Trusted: trusted, Timeout: 2 * time.Minute}
+	return trusted
 }
 
 func executable(t *testing.T) string {
