@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/finetune/gate"
+	"github.com/frognano/frognano/finetune/report"
 	"github.com/frognano/frognano/internal/atomicfile"
 )
 
@@ -140,17 +140,14 @@ func points(bySeed map[int]map[int]gate.Result, last int) []Point {
 	return ps
 }
 
-// wilson is the 95% Wilson score interval of k successes in n trials.
+// wilson is the 95% Wilson score interval of k successes in n trials (report.Wilson's),
+// the whole [0, 1] when there was no trial.
 func wilson(k, n int) (lo, hi float64) {
 	if n == 0 {
 		return 0, 1
 	}
-	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
-	d := 1 + z*z/nf
-	c := (p + z*z/(2*nf)) / d
-	h := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
-	return math.Max(0, c-h), math.Min(1, c+h)
+	w := report.Wilson(k, n)
+	return w.Low, w.High
 }
 
 // ReadResult reads Out's learnbench.json; none is an empty result.
