@@ -3,31 +3,27 @@ package report
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/frognano/frognano/agent"
-	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/frontier"
 	"github.com/frognano/frognano/finetune/gate"
 	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/internal/looptest"
 	"github.com/frognano/frognano/finetune/loop"
 	"github.com/frognano/frognano/finetune/rollout"
 	"github.com/frognano/frognano/finetune/synth"
-	"github.com/frognano/frognano/finetune/task"
 	"github.com/frognano/frognano/finetune/trainer"
-	"github.com/frognano/frognano/ollama"
-	"github.com/frognano/frognano/ollama/modelgen"
 	"github.com/frognano/frognano/ollama/ollamatest"
 )
 
 // TestRealIteration reads the state a real loop.Step leaves: one iteration on CPU against
 // the real Ollama (synthesis from a real repository, rollouts of a tiny random Llama, a GRPO
 // step, the export imported, the held-out gate), set up as finetune/loop's TestIteration is
-// (its setup is that package's test code, which this package cannot import, so the few lines
-// are repeated). It checks what the fixture-driven tests cannot: that the files the loop
+// (finetune/internal/looptest's Prepare and Alternate; the loop's Config is that package's
+// test code, which this package cannot import, so its few lines are repeated). It checks what the fixture-driven tests cannot: that the files the loop
 // really writes are where Collect looks, and that its figures are the loop's own.
 //
 // It runs only when FROGNANO_REPORT_REAL_LOOP is set: the iteration took 9 minutes on 2
@@ -39,68 +35,24 @@ func TestRealIteration(t *testing.T) {
 		t.Skip("set FROGNANO_REPORT_REAL_LOOP=1 to run one real loop iteration (several minutes) and read its state")
 	}
 	t.Parallel()
-	py := trainer.Python()
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no trainer Python at %s under CI", py)
-		}
-		t.Skipf("no trainer Python at %s: run `go run ./cmd/frognano finetune setup` to run this test", py)
-	}
 	srv := ollamatest.Start(t)
+	// The base model (a tiny random Llama, exported by the trainer and imported into Ollama),
+	// the repository and the folders, as the loop's own end-to-end tests make them.
+	su := looptest.Prepare(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-
-	// The base model: a tiny random Llama, exported by the trainer and imported into Ollama.
-	p, _, err := trainer.Start(ctx, trainer.Options{Python: py})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Kill()
-	if _, err := p.Load(ctx, trainer.Load{Random: &trainer.RandomModel{Arch: "llama", VocabSize: 320, InitializerRange: 0.2, TextOutput: true},
-		Device: "cpu"}); err != nil {
-		t.Fatal(err)
-	}
-	weights := filepath.Join(t.TempDir(), "base")
-	if ex, err := p.MergeExport(ctx, weights, "float16"); err != nil || len(ex.Problems) > 0 {
-		t.Fatalf("merge_export: %+v, %v", ex, err)
-	}
-	// The export is whole once MergeExport answers; the trainer is killed rather than shut
-	// down (a shutdown under load took over its 30 s grace here, a failure that says nothing
-	// about the report).
-	p.Kill()
-	const base = "tiny-report:base"
-	if err := trainer.Import(ctx, srv.Client, trainer.ImportRequest{Name: base, Dir: weights, Template: modelgen.ChatMLTemplate(true, false),
-		Parameters: map[string]any{"stop": []string{"<|im_end|>"}, "num_ctx": 8192}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	u, err := ollama.Config{Host: srv.Host}.BaseURL()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := fixture.Repo(t, map[string]string{
-		"go.mod":            fixture.GoMod("example.com/report"),
-		"calc/calc.go":      fixture.Calc,
-		"calc/calc_test.go": fixture.CalcTest,
-	})
-	dir, regDir := t.TempDir(), t.TempDir()
-	// The random model fixes nothing; the scorer alternates 0 and 1 by the records on disk
-	// so that every group differs and the trainer takes a step (loop's TestIteration).
-	alternate := func(_ context.Context, tk *task.Task, _ *workspace.Changes) (rollout.Score, error) {
-		recs, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "*", tk.ID, "[0-9]*.json"))
-		serving, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "gate-serving", "*", tk.ID, "[0-9]*.json"))
-		return rollout.Score{Reward: float64((len(recs) + len(serving)) % 2), Reason: "the test's alternating reward"}, nil
-	}
+	repo, dir, regDir := su.Repo, su.Dir, su.RegistryDir
 	rule := gate.Rule{Alpha: 0.05, MinTasks: 1}
 	cfg := loop.Config{
-		Repo: repo, Base: base, Weights: trainer.Load{Model: weights, LR: 1e-2, Device: "cpu"},
-		Client: srv.Client, Host: u.String(), Dir: dir, RegistryDir: regDir, StoreDir: t.TempDir(),
+		Repo: repo, Base: su.Base, Weights: trainer.Load{Model: su.Weights, LR: 1e-2, Device: "cpu"},
+		Client: srv.Client, Host: su.Host, Dir: dir, RegistryDir: regDir, StoreDir: su.StoreDir,
 		Frontier: frontier.Config{HeldOut: 0.5, Seed: 1},
 		Target:   2, HeldOut: 2,
-		Synth: synth.Options{Env: env.Options{PackageTimeout: 10 * time.Second, GoCache: fixture.GoCache(), CacheDir: t.TempDir()}},
-		Rollout: rollout.Options{Group: 2, Score: alternate, SharedGoCache: true,
+		Synth: synth.Options{Env: env.Options{PackageTimeout: 10 * time.Second, GoCache: fixture.GoCache(), CacheDir: su.EnvCache}},
+		Rollout: rollout.Options{Group: 2, Score: looptest.Alternate(dir), SharedGoCache: true,
 			Hosts: []rollout.Host{{Name: "test", Model: srv.Client, Workers: 1}},
 			Agent: agent.Options{NumCtx: 8192, MaxSteps: 2, MaxTokensPerTurn: 24, TopP: 1, TopK: 100}},
-		Trainer:     trainer.Options{Python: py},
+		Trainer:     trainer.Options{Python: su.Python},
 		ExportDType: "float16",
 		Rule:        &rule,
 	}
