@@ -97,7 +97,7 @@ func TestRealIteration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, files := checkPage(t, path); len(files) != len(figures) {
+	if _, files := checkPage(t, path, s); len(files) != len(figures) {
 		t.Errorf("the page shows %v", files)
 	}
 }

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"html"
 	"image"
+	"image/color"
+	"image/draw"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/frognano/frognano/internal/pngplot"
@@ -20,9 +24,10 @@ import (
 // imgSrc finds the page's <img src> references.
 var imgSrc = regexp.MustCompile(`<img src="([^"]+)"`)
 
-// checkPage reads the page Write wrote and checks that every image it references is a file
-// beside it that decodes as a PNG of the size the page gives it; it returns the page.
-func checkPage(t *testing.T, path string) (string, []string) {
+// checkPage reads the page Write wrote for s and checks that every image it references is
+// a file beside it that decodes as a PNG of the size the page gives it, with as much drawn in
+// it as its points need (see checkInk); it returns the page.
+func checkPage(t *testing.T, path string, s *Summary) (string, []string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -45,10 +50,8 @@ func checkPage(t *testing.T, path string) (string, []string) {
 		if r := img.Bounds(); r.Dx() != plotW*pngplot.Scale || r.Dy() != plotH*pngplot.Scale || !strings.Contains(page, fmt.Sprintf(`width="%d" height="%d"`, plotW, plotH)) {
 			t.Errorf("%s is %v", m[1], r)
 		}
-		// A plot is not blank: a white page with nothing drawn would decode too. Its text and
-		// axes are one colour, each series another.
-		if colours, inked := distinctColours(img); colours < 5 || inked < 0.02 {
-			t.Errorf("%s has %d colours, %.1f%% of it not white: blank?", m[1], colours, 100*inked)
+		if err := checkInk(img, dataArea(m[1], s), plotted(m[1], s)); err != nil {
+			t.Errorf("%s: %v", m[1], err)
 		}
 	}
 	for _, bad := range []string{"<script", "http://", "https://", "<link"} {
@@ -74,7 +77,7 @@ func TestWritePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, files := checkPage(t, path)
+	page, files := checkPage(t, path, s)
 	if len(files) != len(figures) {
 		t.Errorf("the page shows %v, want all of %d figures", files, len(figures))
 	}
@@ -107,7 +110,7 @@ func TestWriteNotStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, files := checkPage(t, path)
+	page, files := checkPage(t, path, s)
 	if len(files) != 0 || !strings.Contains(page, "frognano finetune step --repo DIR") {
 		t.Errorf("files %v; page:\n%s", files, page)
 	}
@@ -127,27 +130,131 @@ func TestWriteNoIterationYet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, files := checkPage(t, path)
+	page, files := checkPage(t, path, s)
 	if len(files) != 1 || files[0] != "tasks.png" || !strings.Contains(page, "No iteration has finished yet") || !strings.Contains(page, "<b>rollouts</b>") {
 		t.Errorf("files %v; page:\n%s", files, page)
 	}
 }
 
-// distinctColours counts img's colours and the share of its pixels that are not white
-// (sampling every third pixel of every third row).
-func distinctColours(img image.Image) (int, float64) {
-	seen := map[[4]uint32]bool{}
-	n, inked := 0, 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 3 {
-		for x := b.Min.X; x < b.Max.X; x += 3 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, bl, a}] = true
-			n++
-			if r&g&bl != 0xffff {
+// dataArea is where the figure in file draws s's data, in image pixels.
+func dataArea(file string, s *Summary) image.Rectangle {
+	for _, f := range figures {
+		if f.File == file {
+			return f.make(s).Draw().Area
+		}
+	}
+	return image.Rectangle{}
+}
+
+// plotted is how many points the figure in file shows for s: one per checkpoint with a
+// held-out result, per iteration, or per bar of the task mix.
+func plotted(file string, s *Summary) int {
+	switch file {
+	case "held-out.png":
+		n := 0
+		for _, c := range s.Checkpoints {
+			if c.HeldOut != nil {
+				n++
+			}
+		}
+		return n
+	case "tasks.png":
+		return len(s.Mix)
+	default:
+		return len(s.Series)
+	}
+}
+
+// frameColours are the colours of a plot with nothing plotted: the background, the text,
+// the axes and the grid, taken from an empty plot so that they stay pngplot's.
+var frameColours = sync.OnceValue(func() map[color.RGBA]bool {
+	p := newPlot("Empty 0123456789", "x", "y")
+	rateAxis(&p.X)
+	rateAxis(&p.Y)
+	im := p.Draw()
+	seen := map[color.RGBA]bool{}
+	for y := im.Bounds().Min.Y; y < im.Bounds().Max.Y; y++ {
+		for x := im.Bounds().Min.X; x < im.Bounds().Max.X; x++ {
+			seen[im.RGBAAt(x, y)] = true
+		}
+	}
+	return seen
+})
+
+// minPointInk is the fewest image pixels one plotted point colours: the smallest mark the
+// figures give a point is a line's dot (radius 4 display pixels, see line; a checkpoint's
+// is 6, a bar of one task is larger at the loop's task counts), halved for the part the
+// axis may cover when the point sits on it (a reward or a time of 0) and for the
+// antialiased rim, whose paler pixels still count but may blend into the grid's grey. A
+// series' dots are apart while the data area gives each iteration more than a dot's width
+// (up to about 70 iterations), as in every test here.
+var minPointInk = int(math.Round(math.Pi * 4 * pngplot.Scale * 4 * pngplot.Scale / 2))
+
+// checkInk says whether img, a plot of n points whose data area is area, has at least as
+// many pixels there in colours other than its frame's as n points colour at the least. A
+// fixed share of non-white over the image did not scale: the frame (title, ticks, labels,
+// grid) is most of a plot's ink, so a plot of one iteration had 1.8% against a floor of 2%
+// set for eight, and a floor low enough for one point would pass a plot whose data were
+// lost. The area is widened by a dot's radius, for the points on its edges (a reward of 0
+// on the x axis); the legend, right of it, does not count: it is drawn with no data too.
+func checkInk(img image.Image, area image.Rectangle, n int) error {
+	frame := frameColours()
+	inked := 0
+	b := area.Inset(-4 * pngplot.Scale).Intersect(img.Bounds())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if !frame[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)] {
 				inked++
 			}
 		}
 	}
-	return len(seen), float64(inked) / float64(n)
+	if want := max(n, 1) * minPointInk; inked < want {
+		return fmt.Errorf("%d pixels of the data area %v drawn in the data's colours, want at least %d for %d points: blank?", inked, area, want, n)
+	}
+	return nil
+}
+
+// TestCheckInkBlank: the ink check fails a blank plot, white or with its frame (and legend)
+// and nothing plotted, and passes a plot of one iteration (where the fixed 2% of non-white that it
+// replaced failed a real one-iteration run's plot) and of one checkpoint.
+func TestCheckInkBlank(t *testing.T) {
+	heldOut := Wilson(1, 2)
+	one := &Summary{Started: true, BandLow: 0.2, BandHigh: 0.8,
+		Series:      []Point{{Iteration: 1, MeanReward: 0.5, Groups: 1, Varied: 1, Seen: 2, InBand: 2, Time: Time{Train: 30, Rollouts: 60, Gate: 40}}},
+		Checkpoints: []Checkpoint{{Step: 0, Status: "base", HeldOut: &heldOut}},
+		Mix:         []Mix{{Synthesizer: "mutation", Rung: 0, Tasks: 1}},
+	}
+	white := image.NewRGBA(image.Rect(0, 0, plotW*pngplot.Scale, plotH*pngplot.Scale))
+	draw.Draw(white, white.Bounds(), image.White, image.Point{}, draw.Src)
+	// The reward plot's frame with nothing plotted, and with its legend but no data.
+	frame := func(legend bool) *pngplot.Image {
+		p := newPlot("Reward and the band over iterations", "iteration", "share")
+		rateAxis(&p.Y)
+		stepAxis(&p.X, 1, 1, 0.25)
+		if legend {
+			p.Legend("mean reward", pngplot.Line{Color: blue, Width: 3, Dot: 4})
+			p.Legend("groups varied", pngplot.Line{Color: orange, Width: 3, Dashed: true, Dot: 4})
+		}
+		return p.Draw()
+	}
+	for _, c := range []struct {
+		name string
+		img  image.Image
+		area image.Rectangle
+	}{
+		{"white", white, dataArea("reward.png", one)},
+		{"the reward plot's frame, nothing plotted", frame(false), frame(false).Area},
+		{"the reward plot's frame and legend, nothing plotted", frame(true), frame(true).Area},
+	} {
+		if err := checkInk(c.img, c.area, 1); err == nil {
+			t.Errorf("%s passes the check", c.name)
+		} else {
+			t.Logf("%s: %v", c.name, err)
+		}
+	}
+	for _, f := range figures {
+		if err := checkInk(f.make(one).Draw(), dataArea(f.File, one), plotted(f.File, one)); err != nil {
+			t.Errorf("%s of one point: %v", f.File, err)
+		}
+	}
 }
