@@ -33,9 +33,13 @@ vet:
 # request the library recycles: a handler that keeps a request past its return (the
 # library's rule; see the hazards in lsp/transport.go) reads the poison and fails loudly
 # instead of silently reading another request's data.
+# pytest's temporary folders go in a private folder of this run: its default,
+# /tmp/pytest-of-$$USER, is shared by every run on the machine, and pytest refuses (every
+# tmp_path test errors) when another user owns it, as a run by another account leaves it.
 test: setup vet
 	cd editors/vscode && npm test
-	cd finetune/trainer && "$${FROGNANO_TRAINER_PYTHON:-$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/trainer-venv/bin/python}" -m pytest -q
+	t=$$(mktemp -d) && trap 'rm -rf "$$t"' EXIT && cd finetune/trainer && \
+		"$${FROGNANO_TRAINER_PYTHON:-$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/trainer-venv/bin/python}" -m pytest -q --basetemp="$$t/pytest"
 	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \
 		$(GO) test -race -count=1 -timeout 30m ./...
 	FROGNANO_SANDBOX_GOCACHE="$${FROGNANO_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/frognano}/sandbox-go-tests" \

@@ -17,6 +17,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/internal/cachedir"
 )
 
 // TestEscapes is the escape table: every way out of the agent's sandbox and copy this
@@ -699,7 +700,45 @@ var escapes = []escape{
 		}
 		return true, "no capabilities"
 	}},
+	// Finding 2026-12-02: only the homes and /run were hidden, so a repository kept
+	// elsewhere (/srv, /work) showed its .git and every file the copy leaves out, and a
+	// cache folder there the task store, whose patches are the answers.
+	{name: "the user's repository and frognano's state outside the homes",
+		env: map[string]string{"FROGNANO_CACHE": "HOME/../frognano-cache"},
+		before: func(r *try) {
+			base := filepath.Dir(r.x.home)
+			r.user = filepath.Join(base, "srv", "repo")
+			os.MkdirAll(filepath.Join(r.user, "sub"), 0o755)
+			os.WriteFile(filepath.Join(r.user, "a.txt"), []byte("one\n"), 0o644)
+			gitOut(nil, r.user, "init", "-q")
+			gitOut(nil, r.user, "add", "-A")
+			gitOut(nil, r.user, "commit", "-qm", "user")
+			os.WriteFile(filepath.Join(r.user, ".git", "info", "answer"), []byte(hiddenMark+"history\n"), 0o644)
+			store := filepath.Join(cachedir.Dir(), "finetune", "tasks")
+			os.MkdirAll(store, 0o755)
+			os.WriteFile(filepath.Join(store, "t1.json"), []byte(hiddenMark+"store\n"), 0o644)
+			for _, d := range []string{base, filepath.Dir(r.user), r.user, filepath.Dir(cachedir.Dir())} {
+				os.Chmod(d, 0o755) // readable by nobody: only the hiding stops the command
+			}
+		},
+		agent: func(r *try) {
+			r.bash(fmt.Sprintf(`cat USER/.git/info/answer %[1]q/finetune/tasks/t1.json; ls -a USER %[1]q; cat a.txt`, cachedir.Dir()), time.Minute)
+		},
+		held: func(r *try) (bool, string) {
+			out := strings.Join(r.seen, "\n")
+			if strings.Contains(out, hiddenMark) || strings.Contains(out, "\nfinetune\n") || strings.Contains(out, "\n.git\n") {
+				return false, out
+			}
+			if !strings.Contains(out, "one") {
+				return false, "the copy itself is not readable: " + out
+			}
+			return true, "both empty; the copy reads"
+		}},
 }
+
+// hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:
+// the user's own folder holds it, which leak would count).
+const hiddenMark = "frognano-hidden-"
 
 // escapesAsNobody runs the table again, in a copy of this test binary, as the unprivileged
 // user nobody: bubblewrap then works through a user namespace, with no pids cgroup of its

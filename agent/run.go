@@ -14,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/internal/cachedir"
 )
 
 // Model is the boundary to the runtime; *api.Client satisfies it.
@@ -170,7 +171,16 @@ func newRunner(ctx context.Context, ws *workspace.Workspace, opts Options) (*san
 // newRunnerIn is newRunner in isolation mode mode ("": the strongest available); tests
 // of the weaker modes force one.
 func newRunnerIn(ctx context.Context, ws *workspace.Workspace, opts Options, mode sandbox.Mode) (*sandbox.Runner, error) {
-	so := sandbox.Options{ReadOnly: []string{ws.ObjectsDir()}, GoCache: goCacheFor(ws), Limits: opts.Limits, Mode: mode}
+	// The user's folder and frognano's state are hidden as well as the homes: a folder kept
+	// outside the homes (/srv, /work) would show its history and untracked files, and a
+	// cache folder there the task store, whose patches are the answers of training tasks.
+	so := sandbox.Options{
+		ReadOnly: append([]string{ws.ObjectsDir()}, opts.ReadOnly...),
+		Hide:     append([]string{ws.Source, cachedir.Dir()}, opts.Hide...),
+		GoCache:  goCacheFor(ws),
+		Limits:   opts.Limits,
+		Mode:     mode,
+	}
 	if opts.GoCache != nil {
 		exe, err := os.Executable()
 		if err != nil {
@@ -274,7 +284,14 @@ func (e *episode) step(ctx, ectx context.Context, step int) (*stepRecord, *endin
 	e.usage.PromptTokens += final.PromptEvalCount
 	e.usage.OutputTokens += final.EvalCount
 	e.calibrate(chars, final.PromptEvalCount)
-	rec.Assistant, rec.DoneReason, rec.Logprobs = reply, final.DoneReason, final.Logprobs
+	rec.Assistant, rec.DoneReason = reply, final.DoneReason
+	if e.opts.Logprobs {
+		lp := final.Logprobs
+		if lp == nil {
+			lp = []api.Logprob{} // asked for, and the reply had no token but the end of turn
+		}
+		rec.Logprobs = &lp
+	}
 	rec.Tokens = tokenCounts{Prompt: final.PromptEvalCount, Output: final.EvalCount, PromptEvalMs: ms(final.PromptEvalDuration)}
 	e.msgs = append(e.msgs, reply)
 

@@ -60,6 +60,14 @@ type Options struct {
 	// another episode or a reward. Default: the repository's own cache, shared by its runs
 	// (sandbox.GoCacheFor), which is faster for the editor but trusts what earlier runs left.
 	GoCache *gocache.Layers
+	// Hide are more folders or files the episode's commands find empty (sandbox.Options.Hide)
+	// besides the two always hidden: Task.Dir, the user's folder the copy was made from, and
+	// frognano's cache folder. Rollouts hide the task's repository and the loop's state.
+	Hide []string
+	// ReadOnly are more paths the commands may read, bound read-only even inside a hidden
+	// place (sandbox.Options.ReadOnly): a Python task's virtual environment in its repository.
+	// Each must exist.
+	ReadOnly []string
 	// WorkDir holds the private copy and the sandbox's home; default a new temp dir,
 	// removed at the end.
 	WorkDir string

@@ -53,6 +53,16 @@ type Options struct {
 	// hidden inside them. The agent lets commands read the git objects of the copy, kept
 	// outside it, this way.
 	ReadOnly []string
+	// Hide are folders or files commands find empty (a folder) or empty of content (a
+	// file), wherever they lie: what the homes and /run being hidden does not cover, such as
+	// a user's repository kept in /srv or /work (its tests, history and uncommitted work,
+	// which the copy does not need) or frognano's own state (the task store, whose patches
+	// are the answers). Missing paths are skipped, and checked again at each command;
+	// symlinks are resolved; / and the folders that hold the system's (/usr, /etc…) are
+	// never hidden. What is bound inside a hidden folder is still bound (the copy, a cache,
+	// ReadOnly), except in unshare mode, where a hidden folder that holds one of them stays
+	// visible. Without isolation (ModeNone) nothing can be hidden: Isolation says so.
+	Hide []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.
 	Mode Mode
@@ -66,6 +76,7 @@ type Runner struct {
 	home     string   // HOME of the commands
 	writable []string // bound read-write in bwrap mode
 	readOnly []bind   // Options.ReadOnly, resolved
+	hide     []string // Options.Hide, absolute
 	env      []string
 	secrets  []string // where the secrets would be (secretCandidates); looked up per command
 	empty    string   // an empty read-only file, mounted over secret files
@@ -132,6 +143,13 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("sandbox: read-only path: %w", err)
 		}
 		r.readOnly = append(r.readOnly, b...)
+	}
+	for _, p := range opts.Hide {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: hidden path: %w", err)
+		}
+		r.hide = append(r.hide, abs)
 	}
 	base, err := os.MkdirTemp("", "frognano-sandbox-")
 	if err != nil {
@@ -254,7 +272,7 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 	}
 	// Looked up now, not at NewRunner: bwrap fails on a mount point that is gone, and a
 	// credential made during the session is hidden from the next command.
-	masks := presentSecrets(r.secrets)
+	masks := append(presentSecrets(r.secrets), presentHidden(r.hide)...)
 	need := append([]string{r.home, dir}, r.writable...)
 	switch r.iso.Mode {
 	case ModeBwrap:
@@ -300,6 +318,25 @@ func (r *Runner) argv(dir, command string, cg *cgroup) []string {
 		a = append(a, dropCaps...) // after prlimit, which may need them to raise a hard limit
 	}
 	return append(a, "bash", "-lc", command)
+}
+
+// presentHidden are the masks of the Options.Hide paths that exist now, at their real
+// paths (bwrap mounts on those; a link to a hidden folder then leads to an empty one). A
+// path that is / or holds a system folder is left out: hiding it would hide the system.
+func presentHidden(paths []string) []mask {
+	var out []mask
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || holds(real, systemDirs) {
+			continue
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			continue
+		}
+		out = append(out, mask{path: real, dir: st.IsDir()})
+	}
+	return out
 }
 
 // realDir resolves p to an absolute path without symlinks (bwrap binds need it) and checks

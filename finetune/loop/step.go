@@ -399,6 +399,14 @@ func (r *runner) run(ctx context.Context, model string, ids []string, out string
 	}
 	o := r.cfg.Rollout
 	o.Model, o.Out = model, out
+	// The loop's state (earlier iterations' episodes, the held-out split), the task store
+	// (every task's patch) and the registry stay out of the episodes' sight wherever they
+	// are kept; under frognano's cache folder the agent hides them already.
+	regDir := r.cfg.RegistryDir
+	if regDir == "" {
+		regDir = registry.DefaultDir()
+	}
+	o.Hide = append(slices.Clone(o.Hide), r.cfg.Dir, r.cfg.StoreDir, regDir)
 	var done atomic.Int64
 	total := len(ts) * o.Group
 	if o.Group == 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -101,6 +102,10 @@ type Options struct {
 	// finetune/gocache in frognano's cache folder, where finetune/reward builds its own:
 	// the same layers serve both).
 	GoCacheDir string
+	// Hide are more folders the episodes' commands find empty (agent.Options.Hide), besides
+	// the task's repository, Out and this run's copies: the loop passes its state, the task
+	// store and the registry.
+	Hide []string
 	// WorkDir holds the episodes' copies while they run (default the system's temp
 	// folder); they are removed, also on cancel.
 	WorkDir string
@@ -389,6 +394,18 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	ao := r.opts.Agent
 	ao.Model, ao.Logprobs, ao.Trajectory, ao.TrajectoryDir = r.opts.Model, true, traj, ""
 	ao.WorkDir, ao.KeepCopy, ao.GoCache, ao.OnEvent = work, false, nil, nil
+	// The commands find empty the task's repository (the clean code is the answer, and its
+	// history), this run's records and other episodes' copies, besides what the agent
+	// hides itself (the export they copy from, frognano's cache folder).
+	ao.Hide = append(append(slices.Clone(ao.Hide), r.opts.Hide...), t.Repo, r.opts.Out, r.work)
+	if t.Test.Kind == env.KindPython {
+		// The repository's virtual environment, hidden with it, is bound back read-only:
+		// the export the copy is made from has none (it is git's tree), and the agent may
+		// run the tests as the user would.
+		var d env.Detection
+		d.LocatePython(t.Repo)
+		ao.ReadOnly = append(slices.Clone(ao.ReadOnly), d.ReadOnly...)
+	}
 	if on := r.opts.OnEvent; on != nil {
 		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
 	}
