@@ -84,6 +84,9 @@ type optionsRecord struct {
 	Think            bool    `json:"think"`
 }
 
+// stepRecord is one step. Logprobs is a pointer so that a reader can tell "not asked for"
+// (nil, no field) from "none there" (an empty list: a reply of no token but the end of
+// turn); omitempty drops an empty slice as it drops a nil one.
 type stepRecord struct {
 	Type       string         `json:"type"`
 	Step       int            `json:"step"`
@@ -92,7 +95,7 @@ type stepRecord struct {
 	Tokens     tokenCounts    `json:"tokens"`
 	TimingMs   timings        `json:"timing_ms"`
 	DoneReason string         `json:"done_reason,omitempty"`
-	Logprobs   []api.Logprob  `json:"logprobs,omitempty"`
+	Logprobs   *[]api.Logprob `json:"logprobs,omitempty"`
 	Notes      []string       `json:"notes,omitempty"`
 	Extra      map[string]any `json:"extra,omitempty"`
 }

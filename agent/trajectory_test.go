@@ -39,6 +39,50 @@ func TestTrajectoryNames(t *testing.T) {
 	}
 }
 
+// TestLogprobsOfAnEmptyReply: with logprobs asked for, a reply with no token but the end of
+// turn is recorded with an empty list, not with none. Fine-tuning drops a turn recorded
+// without logprobs (it cannot be made token-exact), and it dropped such a reply's episode:
+// omitempty wrote the empty list as no list at all.
+func TestLogprobsOfAnEmptyReply(t *testing.T) {
+	srv := ollamatest.Shared(t)
+	srv.Scripted("silent", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{{Content: ""}}})
+	steps := func(logprobs bool) []string {
+		traj := filepath.Join(t.TempDir(), "t.jsonl")
+		res, err := Run(context.Background(), srv.Client, Task{Dir: t.TempDir(), Instruction: "x"}, Options{
+			Model: "silent", NumCtx: 8192, Logprobs: logprobs, Trajectory: traj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.TrajectoryError != "" {
+			t.Fatal(res.TrajectoryError)
+		}
+		b, err := os.ReadFile(traj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `"type":"step"`) {
+				out = append(out, line)
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("no step recorded:\n%s", b)
+		}
+		return out
+	}
+	for _, line := range steps(true) {
+		if !strings.Contains(line, `"logprobs":[`) {
+			t.Errorf("logprobs asked for, a step recorded without them: %s", line)
+		}
+	}
+	for _, line := range steps(false) {
+		if strings.Contains(line, `"logprobs"`) {
+			t.Errorf("logprobs not asked for, a step recorded with them: %s", line)
+		}
+	}
+}
+
 // TestTrajectoryWriteFails: a trajectory that cannot be written (a full disk: /dev/full)
 // is told to the user as it happens and in the result, and the episode still ends normally.
 func TestTrajectoryWriteFails(t *testing.T) {
