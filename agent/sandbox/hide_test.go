@@ -42,6 +42,13 @@ func TestHiddenPaths(t *testing.T) {
 			}
 			// Unshare mode binds nothing back: a hidden folder holding the cache would stay
 			// visible there (documented), so its cache lies outside.
+			// A PATH entry inside a hidden folder still runs (bwrap binds it back).
+			bin := filepath.Join(repo, "tools", "bin")
+			os.MkdirAll(bin, 0o755)
+			if err := os.WriteFile(filepath.Join(bin, "repotool"), []byte("#!/bin/sh\necho repotool ran\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 			cache := filepath.Join(repo, "cache")
 			if m == ModeUnshare {
 				cache = filepath.Join(base, "cache")
@@ -56,7 +63,7 @@ func TestHiddenPaths(t *testing.T) {
 			for p := range secrets {
 				fmt.Fprintf(&cmd, "cat %q 2>/dev/null; ", p)
 			}
-			fmt.Fprintf(&cmd, "ls -a %q %q 2>&1; ", repo, link)
+			fmt.Fprintf(&cmd, "ls -a %q %q 2>&1; repotool; ", repo, link)
 			// /usr is never hidden: the command's own tools live there.
 			fmt.Fprintf(&cmd, "test -x /usr/bin/env && echo usr-visible; echo ok > %q/built && cat %q/built", cache, cache)
 			dir := t.TempDir()
@@ -72,6 +79,9 @@ func TestHiddenPaths(t *testing.T) {
 			}
 			if !strings.Contains(o.Stdout, "usr-visible") {
 				t.Errorf("/usr was hidden: stdout %q stderr %q", o.Stdout, o.Stderr)
+			}
+			if m == ModeBwrap && !strings.Contains(o.Stdout, "repotool ran\n") {
+				t.Errorf("a PATH entry inside a hidden folder does not run: stdout %q stderr %q", o.Stdout, o.Stderr)
 			}
 			if !strings.HasSuffix(o.Stdout, "ok\n") {
 				t.Errorf("the cache bound inside a hidden folder is not writable: stdout %q stderr %q", o.Stdout, o.Stderr)

@@ -183,7 +183,15 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if iso.DenyByDefault {
 		r.hidden = hiddenRoots(homes)
 		cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
-		r.allow, r.allowed = allowBinds(cands, r.hidden, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
+		// What the allowlist names inside a hidden path (a PATH entry or GOMODCACHE in a
+		// folder the user opened) is bound back as it is in the homes.
+		inHidden := slices.Clone(r.hidden)
+		for _, m := range presentHidden(r.hide) {
+			if m.dir {
+				inHidden = append(inHidden, m.path)
+			}
+		}
+		r.allow, r.allowed = allowBinds(cands, inHidden, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
 	}
 	if iso.Mode == ModeBwrap {
 		r.invisible = append(slices.Clone(bwrapPrivate), r.hidden...)
