@@ -406,7 +406,7 @@ func (r *runner) run(ctx context.Context, model string, ids []string, out string
 	if regDir == "" {
 		regDir = registry.DefaultDir()
 	}
-	o.Hide = append(slices.Clone(o.Hide), r.cfg.Dir, r.cfg.StoreDir, regDir)
+	o.Agent.Hide = append(slices.Clone(o.Agent.Hide), r.cfg.Dir, r.cfg.StoreDir, regDir)
 	var done atomic.Int64
 	total := len(ts) * o.Group
 	if o.Group == 0 {

@@ -102,10 +102,6 @@ type Options struct {
 	// finetune/gocache in frognano's cache folder, where finetune/reward builds its own:
 	// the same layers serve both).
 	GoCacheDir string
-	// Hide are more folders the episodes' commands find empty (agent.Options.Hide), besides
-	// the task's repository, Out and this run's copies: the loop passes its state, the task
-	// store and the registry.
-	Hide []string
 	// WorkDir holds the episodes' copies while they run (default the system's temp
 	// folder); they are removed, also on cancel.
 	WorkDir string
@@ -281,6 +277,9 @@ type group struct {
 	once sync.Once
 	src  *env.Checkout // the base commit with the patch: what every episode copies
 	err  error
+	// readOnly are the repository's paths the episodes read although it is hidden: a
+	// Python task's virtual environment (the export has none: it is git's tree).
+	readOnly []string
 
 	mu      sync.Mutex
 	pending int // episodes of this run not ended yet; guarded by mu
@@ -302,6 +301,11 @@ func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 			if g.err = task.Apply(ctx, dir, g.task.Patch); g.err != nil {
 				os.RemoveAll(dir)
 			}
+		}
+		if g.task.Test.Kind == env.KindPython {
+			var d env.Detection
+			d.LocatePython(g.task.Repo)
+			g.readOnly = d.ReadOnly
 		}
 	})
 	return g.src, g.err
@@ -397,20 +401,13 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	// The commands find empty the task's repository (the clean code is the answer, and its
 	// history), this run's records and other episodes' copies, besides what the agent
 	// hides itself (the export they copy from, frognano's cache folder).
-	ao.Hide = append(append(slices.Clone(ao.Hide), r.opts.Hide...), t.Repo, r.opts.Out, r.work)
-	if t.Test.Kind == env.KindPython {
-		// The repository's virtual environment, hidden with it, is bound back read-only:
-		// the export the copy is made from has none (it is git's tree), and the agent may
-		// run the tests as the user would.
-		var d env.Detection
-		d.LocatePython(t.Repo)
-		ao.ReadOnly = append(slices.Clone(ao.ReadOnly), d.ReadOnly...)
-	}
+	ao.Hide = append(slices.Clone(ao.Hide), t.Repo, r.opts.Out, r.work)
 	if on := r.opts.OnEvent; on != nil {
 		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
 	}
 	src, err := r.source(ctx, j.g)
-	var trusted string // the trusted layer of a Go task's base tree, for the reward too
+	ao.ReadOnly = append(slices.Clone(ao.ReadOnly), j.g.readOnly...) // set by source
+	var trusted string                                               // the trusted layer of a Go task's base tree, for the reward too
 	if err == nil && t.Test.Kind == "go" && !r.opts.SharedGoCache {
 		if trusted, err = r.trusted(ctx, src); err == nil {
 			ao.GoCache = &gocache.Layers{Trusted: trusted, Scratch: filepath.Join(work, "gocache")}
