@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/agent"
+	"github.com/frognano/frognano/finetune/withhold"
 	"github.com/frognano/frognano/internal/atomicfile"
 )
 
@@ -40,7 +41,10 @@ type Record struct {
 	// and failed, the changes left out, its timings).
 	Scoring json.RawMessage `json:"scoring,omitempty"`
 	Error   string          `json:"error,omitempty"`
-	Tokens  struct {
+	// Withheld are the task's failing tests taken out of the agent's copy, and those that
+	// could not be (Kept: the agent could read what they assert).
+	Withheld *withhold.Result `json:"withheld,omitempty"`
+	Tokens   struct {
 		Prompt int `json:"prompt"`
 		Output int `json:"output"`
 	} `json:"tokens"`

@@ -21,6 +21,7 @@ import (
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/reward"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/finetune/withhold"
 	"github.com/frognano/frognano/internal/cachedir"
 	"github.com/frognano/frognano/internal/gocache"
 	"github.com/frognano/frognano/ollama"
@@ -275,8 +276,10 @@ type group struct {
 	task *task.Task
 
 	once sync.Once
-	src  *env.Checkout // the base commit with the patch: what every episode copies
+	src  *env.Checkout // the base commit with the patch, the failing tests out: what every episode copies
 	err  error
+	// withheld says which of the task's failing tests src lacks, and which it still has.
+	withheld *withhold.Result
 	// readOnly are the repository's paths the episodes read although it is hidden: a
 	// Python task's virtual environment (the export has none: it is git's tree).
 	readOnly []string
@@ -290,15 +293,20 @@ type job struct {
 	episode int
 }
 
-// source exports the task's base commit once for the group and applies its patch: the
-// agent copies it for each episode (agent.Task.Dir is only read), so every episode
+// source exports the task's base commit once for the group, applies its patch and takes
+// out its FAIL_TO_PASS tests (finetune/withhold): the agent copies it for each episode (agent.Task.Dir is only read), so every episode
 // starts from the same tree and none sees another's work.
 func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 	g.once.Do(func() {
 		dir := filepath.Join(r.work, g.task.ID)
 		g.src, g.err = env.ExportCommit(ctx, g.task.Repo, g.task.BaseCommit, dir)
 		if g.err == nil {
-			if g.err = task.Apply(ctx, dir, g.task.Patch); g.err != nil {
+			if g.err = task.Apply(ctx, dir, g.task.Patch); g.err == nil {
+				// The failing tests are the answer key: the agent's copy has them out
+				// (the reward's own tree has them; it ignores changes to tests).
+				g.withheld, g.err = withhold.Tests(dir, g.task)
+			}
+			if g.err != nil {
 				os.RemoveAll(dir)
 			}
 		}
@@ -407,7 +415,8 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	}
 	src, err := r.source(ctx, j.g)
 	ao.ReadOnly = append(slices.Clone(ao.ReadOnly), j.g.readOnly...) // set by source
-	var trusted string                                               // the trusted layer of a Go task's base tree, for the reward too
+	rec.Withheld = j.g.withheld
+	var trusted string // the trusted layer of a Go task's base tree, for the reward too
 	if err == nil && t.Test.Kind == "go" && !r.opts.SharedGoCache {
 		if trusted, err = r.trusted(ctx, src); err == nil {
 			ao.GoCache = &gocache.Layers{Trusted: trusted, Scratch: filepath.Join(work, "gocache")}

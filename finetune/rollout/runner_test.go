@@ -199,6 +199,9 @@ func TestGroupRewardsFollowTheWork(t *testing.T) {
 		if ep.Exit != string(agent.ExitDone) || len(ep.Turns) != 2 || ep.Turns[0].Pieces == nil {
 			t.Errorf("episode %d: trajectory exit %q, %d turns, logprob pieces %q", r.Episode, ep.Exit, len(ep.Turns), ep.Turns[0].Pieces)
 		}
+		if r.Withheld == nil || !slices.Equal(r.Withheld.Withheld, tk.FailToPass) || r.Withheld.Kept != nil {
+			t.Errorf("episode %d: withheld %+v, want the failing test and nothing kept", r.Episode, r.Withheld)
+		}
 		if r.Tokens.Output == 0 || r.Timings.Agent <= 0 || r.Exit != agent.ExitDone {
 			t.Errorf("episode %d: record %+v", r.Episode, r)
 		}
@@ -397,7 +400,7 @@ func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
 	t.Parallel()
 	srv := ollamatest.Shared(t)
 	srv.Scripted("policy-gocache:1", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
-		fixTurn, toolTurn("Bash", map[string]any{"command": "go env GOCACHEPROG; go test ./..."}), {Content: "Fixed."}}})
+		fixTurn, toolTurn("Bash", map[string]any{"command": "cat calc_test.go; go env GOCACHEPROG; go test ./..."}), {Content: "Fixed."}}})
 	tk := calcTask(t)
 	out, layers := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -421,6 +424,11 @@ func TestGoTaskBuildsOnTheTrustedCache(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "__gocacheprog") || !strings.Contains(string(b), "ok  \\texample.com/calc") {
 		t.Errorf("the episode's go test did not run through the layers and pass:\n%s", b)
+	}
+	// The failing test was not in the agent's copy (what it asserts is the answer), yet
+	// the reward ran it (scoring.Passed above).
+	if strings.Contains(string(b), "func TestAdd") || r.Withheld == nil || !slices.Equal(r.Withheld.Withheld, tk.FailToPass) {
+		t.Errorf("the failing test was in the agent's copy (withheld %+v):\n%s", r.Withheld, b)
 	}
 	ents, _ := os.ReadDir(layers)
 	if len(ents) != 1 {

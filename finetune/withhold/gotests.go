@@ -1,0 +1,374 @@
+package withhold
+
+import (
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/task"
+)
+
+// goTests withholds the Go tests ids ("<import path> <TestName>") under root, package by
+// package.
+func goTests(root string, spec task.TestSpec, ids []string, res *Result) error {
+	byPkg := map[string]map[string][]string{} // import path → name → ids (one, but kept general)
+	for _, id := range ids {
+		pkg, name := env.SplitID(id)
+		if byPkg[pkg] == nil {
+			byPkg[pkg] = map[string][]string{}
+		}
+		byPkg[pkg][name] = append(byPkg[pkg][name], id)
+	}
+	pkgs := make([]string, 0, len(byPkg))
+	for p := range byPkg {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		names := byPkg[pkg]
+		all := func() []string {
+			var out []string
+			for _, ids := range names {
+				out = append(out, ids...)
+			}
+			return out
+		}
+		dir, why := goPackageDir(root, spec, pkg)
+		if why != "" {
+			res.keep(all(), why)
+			continue
+		}
+		if err := goPackage(root, dir, names, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// goPackageDir is the folder (slash path under root) of the package pkg, or why not.
+func goPackageDir(root string, spec task.TestSpec, pkg string) (string, string) {
+	mod := spec.ModuleDir(pkg)
+	b, _, err := regular(root, path.Join(mod, "go.mod"))
+	if err != nil {
+		return "", "no go.mod for its package: " + err.Error()
+	}
+	mp := env.ModulePath(b)
+	switch {
+	case mp == "":
+		return "", "its module's go.mod names no module"
+	case pkg == mp:
+		return mod, ""
+	case strings.HasPrefix(pkg, mp+"/"):
+		return path.Join(mod, strings.TrimPrefix(pkg, mp+"/")), ""
+	}
+	return "", "its package is not in module " + mp
+}
+
+// goFile is one _test.go file of a package being withheld.
+type goFile struct {
+	rel  string // slash path under root
+	src  []byte
+	mode os.FileMode
+	fset *token.FileSet
+	f    *ast.File
+}
+
+// goPackage removes the functions names (test name → ids) from the _test.go files in dir.
+func goPackage(root, dir string, names map[string][]string, res *Result) error {
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+	if err != nil {
+		for _, ids := range names {
+			res.keep(ids, "its package's folder: "+err.Error())
+		}
+		return nil
+	}
+	var files []*goFile
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		rel := path.Join(dir, e.Name())
+		src, mode, err := regular(root, rel)
+		if err != nil { // a folder on the way is a link: nothing here is touched
+			for _, ids := range names {
+				res.keep(ids, err.Error())
+			}
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, rel, src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			continue // go test could not have run it either; a test declared here is "not found"
+		}
+		files = append(files, &goFile{rel: rel, src: src, mode: mode, fset: fset, f: f})
+	}
+	want := map[string]bool{}
+	for n := range names {
+		want[n] = true
+	}
+	// A test that other code names (a test calling another, a table of test functions)
+	// stays, or what names it would not compile; and so on until nothing changes.
+	for {
+		refs := referenced(files, want)
+		if len(refs) == 0 {
+			break
+		}
+		for n, where := range refs {
+			delete(want, n)
+			res.keep(names[n], "other code refers to it ("+where+")")
+		}
+	}
+	found := map[string]bool{}
+	for _, gf := range files {
+		out, removed, why := gf.without(want)
+		if why != "" {
+			for _, n := range removed {
+				res.keep(names[n], why)
+				found[n] = true
+			}
+			continue
+		}
+		if len(removed) == 0 {
+			continue
+		}
+		if err := write(root, gf.rel, out, gf.mode); err != nil {
+			return err
+		}
+		for _, n := range removed {
+			found[n] = true
+			res.Withheld = append(res.Withheld, names[n]...)
+		}
+	}
+	for n := range want {
+		if !found[n] {
+			res.keep(names[n], "no top-level function of that name in a _test.go file of "+dir)
+		}
+	}
+	return nil
+}
+
+// isTarget: decl is a top-level function (no receiver) named in want.
+func isTarget(d ast.Decl, want map[string]bool) (*ast.FuncDecl, bool) {
+	fd, ok := d.(*ast.FuncDecl)
+	return fd, ok && fd.Recv == nil && want[fd.Name.Name]
+}
+
+// referenced are the names in want that an identifier outside their own declarations
+// uses, each with a place.
+func referenced(files []*goFile, want map[string]bool) map[string]string {
+	refs := map[string]string{}
+	for _, gf := range files {
+		inside := gf.ranges(want)
+		ast.Inspect(gf.f, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || !want[id.Name] {
+				return true
+			}
+			off := gf.fset.Position(id.Pos()).Offset
+			for _, r := range inside {
+				if off >= r[0] && off < r[1] {
+					return true
+				}
+			}
+			refs[id.Name] = gf.fset.Position(id.Pos()).String()
+			return true
+		})
+	}
+	return refs
+}
+
+// ranges are the byte ranges of the declarations of want in gf, doc comments and whole
+// lines included.
+func (gf *goFile) ranges(want map[string]bool) [][2]int {
+	var rs [][2]int
+	for _, d := range gf.f.Decls {
+		fd, ok := isTarget(d, want)
+		if !ok {
+			continue
+		}
+		start := fd.Pos()
+		if fd.Doc != nil {
+			start = fd.Doc.Pos()
+		}
+		rs = append(rs, blanksAfter(gf.src, wholeLines(gf.src, gf.offset(start), gf.offset(fd.End()))))
+	}
+	return sortRanges(rs)
+}
+
+func (gf *goFile) offset(p token.Pos) int { return gf.fset.Position(p).Offset }
+
+// without is gf's text with the functions of want removed and the imports that only they
+// used, and the names removed; why is set (and out nil) when that cannot be done safely.
+func (gf *goFile) without(want map[string]bool) (out []byte, removed []string, why string) {
+	rs := gf.ranges(want)
+	if len(rs) == 0 {
+		return nil, nil, ""
+	}
+	for _, d := range gf.f.Decls {
+		if fd, ok := isTarget(d, want); ok {
+			removed = append(removed, fd.Name.Name)
+		}
+	}
+	in := func(p token.Pos) bool {
+		off := gf.offset(p)
+		for _, r := range rs {
+			if off >= r[0] && off < r[1] {
+				return true
+			}
+		}
+		return false
+	}
+	// Package names as selectors use them (x.Y), before and after the cut.
+	before, after := map[string]bool{}, map[string]bool{}
+	ast.Inspect(gf.f, func(n ast.Node) bool {
+		if s, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := s.X.(*ast.Ident); ok {
+				before[x.Name] = true
+				if !in(x.Pos()) {
+					after[x.Name] = true
+				}
+			}
+		}
+		return true
+	})
+	lost := map[string]bool{} // names only the removed code used
+	for n := range before {
+		if !after[n] {
+			lost[n] = true
+		}
+	}
+	for _, d := range gf.f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.IMPORT {
+			continue
+		}
+		for _, s := range gd.Specs {
+			is := s.(*ast.ImportSpec)
+			p, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return nil, removed, "an import it cannot read"
+			}
+			name := assumedName(p)
+			if is.Name != nil {
+				name = is.Name.Name
+			}
+			if name == "_" || name == "." || !lost[name] {
+				continue // still used, or used for its effects, or its name is not the path's
+			}
+			delete(lost, name)
+			r, ok := gf.importRange(gd, is)
+			if !ok {
+				return nil, removed, "an unused import shares its line with another"
+			}
+			rs = append(rs, r)
+		}
+	}
+	for n := range lost {
+		// A selector base the removed code used and the rest does not: a package whose
+		// name is not its path's (its import would be left unused), or a variable.
+		if !declaredHere(gf.f, n) {
+			return nil, removed, "the removed code used " + n + ", maybe an import named otherwise than its path"
+		}
+	}
+	out = apply(gf.src, removals(sortRanges(rs)))
+	if _, err := parser.ParseFile(token.NewFileSet(), gf.rel, out, parser.SkipObjectResolution); err != nil {
+		return nil, removed, "the file would not parse without it"
+	}
+	if f, err := format.Source(out); err == nil {
+		out = f // an import block left empty, as gofmt writes it
+	}
+	return out, removed, ""
+}
+
+// importRange is the whole lines of is (its declaration's, when it is alone in one), or
+// false when another import shares them.
+func (gf *goFile) importRange(gd *ast.GenDecl, is *ast.ImportSpec) ([2]int, bool) {
+	if !gd.Lparen.IsValid() {
+		start := gd.Pos()
+		if gd.Doc != nil {
+			start = gd.Doc.Pos()
+		}
+		return wholeLines(gf.src, gf.offset(start), gf.offset(gd.End())), true
+	}
+	start, end := is.Pos(), is.End()
+	if is.Doc != nil {
+		start = is.Doc.Pos()
+	}
+	if is.Comment != nil {
+		end = is.Comment.End()
+	}
+	line := func(p token.Pos) int { return gf.fset.Position(p).Line }
+	for _, o := range gd.Specs {
+		if o != is && line(o.End()) >= line(start) && line(o.Pos()) <= line(end) {
+			return [2]int{}, false
+		}
+	}
+	if line(gd.Lparen) == line(start) || line(gd.Rparen) == line(end) {
+		return [2]int{}, false
+	}
+	return wholeLines(gf.src, gf.offset(start), gf.offset(end)), true
+}
+
+// declaredHere: n is declared somewhere in f other than as a package (a variable, a
+// parameter, a type): a selector on it needs no import. Unsure means false.
+func declaredHere(f *ast.File, n string) bool {
+	found := false
+	ast.Inspect(f, func(x ast.Node) bool {
+		switch d := x.(type) {
+		case *ast.ValueSpec:
+			for _, id := range d.Names {
+				found = found || id.Name == n
+			}
+		case *ast.Field:
+			for _, id := range d.Names {
+				found = found || id.Name == n
+			}
+		case *ast.AssignStmt:
+			if d.Tok == token.DEFINE {
+				for _, e := range d.Lhs {
+					if id, ok := e.(*ast.Ident); ok && id.Name == n {
+						found = true
+					}
+				}
+			}
+		case *ast.RangeStmt:
+			for _, e := range []ast.Expr{d.Key, d.Value} {
+				if id, ok := e.(*ast.Ident); ok && id.Name == n {
+					found = true
+				}
+			}
+		case *ast.TypeSpec:
+			found = found || d.Name.Name == n
+		}
+		return !found
+	})
+	return found
+}
+
+// assumedName is the name a package is imported by when its import names none, as gofmt's
+// tools guess it: the path's last element, a major version suffix (v2) and a "go-" prefix
+// skipped, cut at the first character not allowed in an identifier. The guess is only
+// used for an import whose name the removed code used and the rest does not, so a wrong
+// one leaves the import (and the tests: "named otherwise than its path").
+func assumedName(p string) string {
+	base := path.Base(p)
+	if strings.HasPrefix(base, "v") {
+		if _, err := strconv.Atoi(base[1:]); err == nil && path.Dir(p) != "." {
+			base = path.Base(path.Dir(p))
+		}
+	}
+	base = strings.TrimPrefix(base, "go-")
+	if i := strings.IndexFunc(base, func(r rune) bool { return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)) }); i >= 0 {
+		base = base[:i]
+	}
+	return base
+}

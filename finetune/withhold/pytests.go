@@ -1,0 +1,163 @@
+package withhold
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/internal/syntax"
+)
+
+// pyTests withholds the pytest tests ids ("<file> <Class::test_name[param]>") under
+// root, file by file.
+func pyTests(root string, ids []string, res *Result) error {
+	byFile := map[string][]string{}
+	for _, id := range ids {
+		file, _ := env.SplitID(id)
+		byFile[file] = append(byFile[file], id)
+	}
+	files := make([]string, 0, len(byFile))
+	for f := range byFile {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		if err := pyFile(root, file, byFile[file], res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pyFile(root, file string, ids []string, res *Result) error {
+	src, mode, err := regular(root, file)
+	if err != nil {
+		res.keep(ids, "its file: "+err.Error())
+		return nil
+	}
+	tree, err := syntax.Parse(syntax.Python, src)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	if tree.HasError() {
+		res.keep(ids, "its file does not parse cleanly")
+		return nil
+	}
+	defs := map[int]syntax.Node{} // by start: one function for all of a parametrized test's ids
+	var found []string
+	for _, id := range ids {
+		_, name := env.SplitID(id)
+		segs := strings.Split(name, "::")
+		last := len(segs) - 1
+		if i := strings.IndexByte(segs[last], '['); i >= 0 {
+			segs[last] = segs[last][:i]
+		}
+		nodes := pyFind(tree.Root(), segs)
+		if len(nodes) == 0 {
+			res.keep([]string{id}, "no function of that name in "+file)
+			continue
+		}
+		for _, n := range nodes {
+			defs[n.Start()] = n
+		}
+		found = append(found, id)
+	}
+	if len(defs) == 0 {
+		return nil
+	}
+	var rs [][2]int
+	for _, n := range defs {
+		rs = append(rs, blanksAfter(src, withComments(src, wholeLines(src, n.Start(), n.End()))))
+	}
+	rs = sortRanges(rs)
+	edits := removals(rs)
+	emptied(tree.Root(), rs, edits, src)
+	out := apply(src, edits)
+	check, err := syntax.Parse(syntax.Python, out)
+	if err != nil {
+		return err
+	}
+	defer check.Close()
+	if check.HasError() {
+		res.keep(found, "the file would not parse without it")
+		return nil
+	}
+	if err := write(root, file, out, mode); err != nil {
+		return err
+	}
+	res.Withheld = append(res.Withheld, found...)
+	return nil
+}
+
+// pyFind are the (decorated) definitions of the function segs names in the statements
+// of container: a module, or a class's body, through the classes segs names first.
+func pyFind(container syntax.Node, segs []string) []syntax.Node {
+	var out []syntax.Node
+	for _, c := range container.NamedChildren() {
+		def := c
+		if c.Kind() == "decorated_definition" {
+			def = c.Field("definition")
+		}
+		if def.Field("name").Text() != segs[0] {
+			continue
+		}
+		switch {
+		case len(segs) == 1 && def.Kind() == "function_definition":
+			out = append(out, c)
+		case len(segs) > 1 && def.Kind() == "class_definition":
+			out = append(out, pyFind(def.Field("body"), segs[1:])...)
+		}
+	}
+	return out
+}
+
+// withComments widens the whole lines r upward over the comment lines just above it
+// indented as its first line (what says what the test checks).
+func withComments(src []byte, r [2]int) [2]int {
+	indent := leading(src[r[0]:])
+	for r[0] > 0 {
+		prev := bytes.LastIndexByte(src[:r[0]-1], '\n') + 1
+		line := src[prev : r[0]-1]
+		if leading(line) != indent || !bytes.HasPrefix(line[len(indent):], []byte("#")) {
+			break
+		}
+		r[0] = prev
+	}
+	return r
+}
+
+// leading is the indentation that begins b.
+func leading(b []byte) string {
+	return string(b[:len(b)-len(bytes.TrimLeft(b, " \t"))])
+}
+
+// emptied puts a `pass` into each class whose statements the edits all remove: the
+// first removal in it becomes one, indented as the statement it replaces.
+func emptied(n syntax.Node, rs [][2]int, edits []edit, src []byte) {
+	n.Walk(func(c syntax.Node) bool {
+		if c.Kind() != "class_definition" {
+			return true
+		}
+		first, left := -1, false
+		for _, s := range c.Field("body").NamedChildren() {
+			if s.Kind() == "comment" {
+				continue
+			}
+			i := sort.Search(len(rs), func(i int) bool { return rs[i][1] > s.Start() })
+			if i < len(rs) && rs[i][0] <= s.Start() {
+				if first < 0 {
+					first = i
+				}
+				continue
+			}
+			left = true
+		}
+		if first >= 0 && !left {
+			edits[first].text = leading(src[rs[first][0]:]) + "pass\n"
+			return false
+		}
+		return true
+	})
+}
