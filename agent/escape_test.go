@@ -734,6 +734,63 @@ var escapes = []escape{
 			}
 			return true, "both empty; the copy reads"
 		}},
+	// Finding 2026-12-02 (an adversarial review): only the folder the copy was made from was
+	// hidden, so a subfolder's repository (its top's other files, its .git) stayed readable.
+	{name: "the rest of the repository when the user opened a subfolder",
+		before: func(r *try) {
+			top := filepath.Join(filepath.Dir(r.x.home), "mono")
+			r.user = filepath.Join(top, "sub")
+			os.MkdirAll(r.user, 0o755)
+			os.WriteFile(filepath.Join(r.user, "a.txt"), []byte("one\n"), 0o644)
+			gitOut(nil, top, "init", "-q")
+			gitOut(nil, top, "add", "-A")
+			gitOut(nil, top, "commit", "-qm", "user")
+			os.WriteFile(filepath.Join(top, "secret.env"), []byte(hiddenMark+"sibling\n"), 0o644)
+			os.WriteFile(filepath.Join(top, ".git", "info", "answer"), []byte(hiddenMark+"history\n"), 0o644)
+			for _, d := range []string{filepath.Dir(top), top, r.user} {
+				os.Chmod(d, 0o755)
+			}
+		},
+		agent: func(r *try) {
+			r.bash(`cat USER/../secret.env USER/../.git/info/answer; ls -a USER/..; cat a.txt`, time.Minute)
+		},
+		held: hiddenHeld},
+	// The same review: a linked worktree's .git file names the main repository's git
+	// directory (every branch) and its folder, neither hidden.
+	{name: "the main repository of a linked worktree",
+		before: func(r *try) {
+			main := filepath.Join(filepath.Dir(r.x.home), "main")
+			r.user = filepath.Join(filepath.Dir(r.x.home), "wt")
+			os.MkdirAll(main, 0o755)
+			os.WriteFile(filepath.Join(main, "a.txt"), []byte("one\n"), 0o644)
+			gitOut(nil, main, "init", "-q")
+			gitOut(nil, main, "add", "-A")
+			gitOut(nil, main, "commit", "-qm", "user")
+			gitOut(nil, main, "worktree", "add", "-q", r.user)
+			os.WriteFile(filepath.Join(main, "notes.txt"), []byte(hiddenMark+"main\n"), 0o644)
+			os.WriteFile(filepath.Join(main, ".git", "info", "answer"), []byte(hiddenMark+"history\n"), 0o644)
+			for _, d := range []string{filepath.Dir(main), main, r.user} {
+				os.Chmod(d, 0o755)
+			}
+		},
+		agent: func(r *try) {
+			main := filepath.Join(filepath.Dir(r.x.home), "main")
+			r.bash(fmt.Sprintf(`cat %[1]q/notes.txt %[1]q/.git/info/answer; ls -a %[1]q %[1]q/.git/worktrees; cat a.txt`, main), time.Minute)
+		},
+		held: hiddenHeld},
+}
+
+// hiddenHeld: what the command printed shows nothing marked hiddenMark, no .git folder
+// listed, and the copy's own file.
+func hiddenHeld(r *try) (bool, string) {
+	out := strings.Join(r.seen, "\n")
+	if strings.Contains(out, hiddenMark) || strings.Contains(out, "\n.git\n") || strings.Contains(out, "\nsecret.env\n") {
+		return false, out
+	}
+	if !strings.Contains(out, "one") {
+		return false, "the copy itself is not readable: " + out
+	}
+	return true, "empty; the copy reads"
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:
