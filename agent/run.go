@@ -179,7 +179,7 @@ func newRunnerIn(ctx context.Context, ws *workspace.Workspace, opts Options, mod
 	so := sandbox.Options{
 		ReadOnly: append([]string{ws.ObjectsDir()}, opts.ReadOnly...),
 		Hide:     append(hide, opts.Hide...),
-		GoCache:  goCacheFor(ws),
+		GoCache:  goCacheFor(ws, opts),
 		Limits:   opts.Limits,
 		Mode:     mode,
 	}
@@ -204,7 +204,10 @@ func newRunnerIn(ctx context.Context, ws *workspace.Workspace, opts Options, mod
 }
 
 // goCacheFor is the Go build cache of the commands run on ws.
-func goCacheFor(ws *workspace.Workspace) string {
+func goCacheFor(ws *workspace.Workspace, opts Options) string {
+	if opts.GoCacheDir != "" {
+		return opts.GoCacheDir
+	}
 	if shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE"); shared != "" {
 		return shared
 	}

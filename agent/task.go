@@ -60,6 +60,11 @@ type Options struct {
 	// another episode or a reward. Default: the repository's own cache, shared by its runs
 	// (sandbox.GoCacheFor), which is faster for the editor but trusts what earlier runs left.
 	GoCache *gocache.Layers
+	// GoCacheDir, when set (and GoCache is not), is the commands' Go build cache folder
+	// instead of the repository's own: rollouts give each episode of a task that builds no
+	// Go a private one, since the repository's own is shared by every copy of the same
+	// folder, where one episode could leave notes for the next.
+	GoCacheDir string
 	// Hide are more folders or files the episode's commands find empty (sandbox.Options.Hide)
 	// besides the two always hidden: Task.Dir, the user's folder the copy was made from, and
 	// frognano's cache folder. Rollouts hide the task's repository and the loop's state.

@@ -417,10 +417,15 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	ao.ReadOnly = append(slices.Clone(ao.ReadOnly), j.g.readOnly...) // set by source
 	rec.Withheld = j.g.withheld
 	var trusted string // the trusted layer of a Go task's base tree, for the reward too
-	if err == nil && t.Test.Kind == "go" && !r.opts.SharedGoCache {
+	switch {
+	case err != nil:
+	case t.Test.Kind == "go" && !r.opts.SharedGoCache:
 		if trusted, err = r.trusted(ctx, src); err == nil {
 			ao.GoCache = &gocache.Layers{Trusted: trusted, Scratch: filepath.Join(work, "gocache")}
 		}
+	case t.Test.Kind != "go":
+		// Not the export's shared cache, which every episode of the group would see.
+		ao.GoCacheDir = filepath.Join(work, "gocache")
 	}
 	rec.Timings.Setup = time.Since(rec.Started).Seconds()
 	if err != nil {
