@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -170,9 +171,10 @@ var dropCaps = []string{"setpriv", "--bounding-set=-all", "--inh-caps=-all"}
 
 // unshareMasks are unshareInit's pairs for masks. In unshare mode nothing is bound back over
 // a mask, so one holding a directory the command needs (the copy, the private home, a
-// writable directory) is left out; so is one inside another.
+// writable directory) is replaced by masks of what it holds but the way to that directory
+// (siblings), as far as it can be listed; one inside another is left out.
 func unshareMasks(need []string, masks []mask) []string {
-	sorted := append([]mask(nil), masks...)
+	sorted := aroundNeeded(need, masks)
 	sort.SliceStable(sorted, func(i, j int) bool { return depth(sorted[i].path) < depth(sorted[j].path) })
 	var args, done []string
 	for _, m := range sorted {
@@ -187,6 +189,36 @@ func unshareMasks(need []string, masks []mask) []string {
 		args = append(args, kind, m.path)
 	}
 	return args
+}
+
+// aroundNeeded is masks with each directory that holds a needed path replaced by masks
+// of its entries, recursively, but the needed paths and links (a mount on a link would
+// land on its target). Before it, frognano's cache folder stayed visible in unshare mode
+// (the repository's Go build cache lives in it), and with it the task store.
+func aroundNeeded(need []string, masks []mask) []mask {
+	var out []mask
+	for _, m := range masks {
+		if !m.dir || !holds(m.path, need) {
+			out = append(out, m)
+			continue
+		}
+		if containedBy(m.path, need, true) {
+			continue // needed itself
+		}
+		ents, err := os.ReadDir(m.path)
+		if err != nil {
+			continue // as before: it stays visible
+		}
+		var inner []mask
+		for _, e := range ents {
+			if e.Type()&os.ModeSymlink != 0 {
+				continue
+			}
+			inner = append(inner, mask{path: filepath.Join(m.path, e.Name()), dir: e.IsDir()})
+		}
+		out = append(out, aroundNeeded(need, inner)...)
+	}
+	return out
 }
 
 // probeMasks checks that unshare mode can hide a directory and then drop capabilities.

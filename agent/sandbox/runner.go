@@ -60,8 +60,9 @@ type Options struct {
 	// are the answers). Missing paths are skipped, and checked again at each command;
 	// symlinks are resolved; / and the folders that hold the system's (/usr, /etc…) are
 	// never hidden. What is bound inside a hidden folder is still bound (the copy, a cache,
-	// ReadOnly), except in unshare mode, where a hidden folder that holds one of them stays
-	// visible. Without isolation (ModeNone) nothing can be hidden: Isolation says so.
+	// ReadOnly), except in unshare mode, which cannot bind back over a mask: there a hidden
+	// folder that holds one of them is replaced by masks of what it holds beside the way to
+	// it (their names show, not their content). Without isolation (ModeNone) nothing can be hidden: Isolation says so.
 	Hide []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.

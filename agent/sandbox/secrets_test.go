@@ -284,11 +284,12 @@ func TestSecretsAndWritableDirs(t *testing.T) {
 				o = run(t, r, readAll(home, files), 30*time.Second)
 				checkHidden(t, o, files)
 			} else {
-				// unshare cannot bind a directory back over a mask, so that mask is left out
-				// (unshareMasks); the others hold.
+				// unshare cannot bind a directory back over a mask, so that mask is replaced
+				// by masks of what lies beside the writable one (unshareMasks): all but what
+				// the writable directory holds stay hidden.
 				var rest []string
 				for _, f := range files {
-					if within(f, filepath.Dir(inMask)) {
+					if within(f, inMask) {
 						os.Remove(f)
 					} else {
 						rest = append(rest, f)
@@ -363,5 +364,21 @@ func TestBwrapMountOrder(t *testing.T) {
 	if got, want := unshareMasks([]string{"/h/.config/gcloud/logs"}, []mask{{"/h/.config/gcloud", true}, {"/h/.ssh", true}, {"/h/.ssh/id", false}, {"/h/.netrc", false}}),
 		[]string{"d", "/h/.ssh", "f", "/h/.netrc"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("unshareMasks = %q, want %q", got, want)
+	}
+	// A masked folder that can be listed: what it holds beside the way to the needed one is
+	// masked, links left alone (a mount on one would land on its target).
+	h := t.TempDir()
+	gc := filepath.Join(h, ".config", "gcloud")
+	for _, d := range []string{"logs/today", "other", "legacy/keep/deeper", "legacy/old"} {
+		os.MkdirAll(filepath.Join(gc, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(gc, "creds.json"), nil, 0o600)
+	os.WriteFile(filepath.Join(gc, "legacy", "key"), nil, 0o600)
+	os.Symlink("/etc", filepath.Join(gc, "link"))
+	got := unshareMasks([]string{filepath.Join(gc, "logs"), filepath.Join(gc, "legacy", "keep", "deeper")}, []mask{{gc, true}})
+	want := []string{"f", filepath.Join(gc, "creds.json"), "d", filepath.Join(gc, "other"),
+		"f", filepath.Join(gc, "legacy", "key"), "d", filepath.Join(gc, "legacy", "old")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unshareMasks around needed folders = %q, want %q", got, want)
 	}
 }
