@@ -10,6 +10,7 @@ import (
 
 	"github.com/frognano/frognano/agent/sandbox"
 	"github.com/frognano/frognano/agent/workspace"
+	"github.com/frognano/frognano/internal/cachedir"
 )
 
 // Session is one repository at one commit, ready for test runs on private copies. Close it.
@@ -111,11 +112,12 @@ func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, err
 		return nil, err
 	}
 	// As the agent does (agent/run.go newRunner): the copy's git objects readable, not
-	// writable; the Go build cache the repository's own.
+	// writable; the Go build cache the repository's own; the repository and frognano's
+	// cache folder (the task store) hidden.
 	// A Python or JS/TS suite's packages (the user's virtual environment, node_modules):
 	// read-only, at their own paths.
 	r, err := sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: append([]string{ws.ObjectsDir()}, s.Detection.ReadOnly...),
-		GoCache: s.GoCache, Limits: &sandbox.Limits{Output: 48 << 20}})
+		Hide: []string{s.Checkout.Repo, s.Checkout.Dir, cachedir.Dir()}, GoCache: s.GoCache, Limits: &sandbox.Limits{Output: 48 << 20}})
 	if err != nil {
 		ws.Remove()
 		return nil, fmt.Errorf("sandbox: %w", err)

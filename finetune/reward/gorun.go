@@ -102,7 +102,7 @@ func runGo(ctx context.Context, root, tmp string, spec task.TestSpec, hidden []s
 	defer func() { res.Test = time.Since(start) }()
 
 	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-test")}
-	opts := sandbox.Options{ReadOnly: []string{root, filepath.Join(tmp, "bin")}, Limits: runLimits(48 << 20)}
+	opts := sandbox.Options{ReadOnly: []string{root, filepath.Join(tmp, "bin")}, Hide: o.hide(), Limits: runLimits(48 << 20)}
 	if err := layers.Sandbox(&opts, o.Exe); err != nil {
 		return nil, "", "", err
 	}

@@ -49,6 +49,11 @@ type Options struct {
 	Exe string
 	// Timeout bounds the hidden tests' run; default 10 minutes.
 	Timeout time.Duration
+	// Hide are more folders the hidden tests' commands find empty, besides the task's
+	// repository and frognano's cache folder (the task store): the agent's code runs in the
+	// test process, and what it reads there can leak through the reward (rollouts add their
+	// records and other episodes' copies).
+	Hide []string
 	// PartialCredit makes the reward the fraction of the hidden tests that passed instead
 	// of 1 or 0, when the results are trustworthy (a refused change or untrustworthy
 	// results still give 0).
@@ -209,6 +214,11 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		res.Reward = 1
 	}
 	return res, nil
+}
+
+// hide is what the hidden tests' sandbox hides (Options.Hide).
+func (o Options) hide() []string {
+	return append([]string{o.Repo, cachedir.Dir()}, o.Hide...)
 }
 
 // ErrUnsupported: a task of a kind Score does not run yet.

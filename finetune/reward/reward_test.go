@@ -2,6 +2,7 @@ package reward
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
@@ -364,6 +365,52 @@ func TestScore(t *testing.T) {
 		o.PartialCredit = true
 		if res := score(t, tk, ws, o); res.Reward != 0.5 {
 			t.Errorf("partial credit %v, want 0.5 (%s)", res.Reward, res.Reason)
+		}
+	})
+	// The agent's code runs in the test process: what it reads there can leak through the
+	// reward. A fix that is right only when it cannot read the task's repository (kept
+	// outside /tmp, which the sandbox replaces anyway) earns 1; before the repository was
+	// hidden, it earned 0.
+	t.Run("the task's repository hidden", func(t *testing.T) {
+		base, err := os.MkdirTemp("/var/tmp", "frognano-reward-repo-")
+		if err != nil {
+			t.Skip(err)
+		}
+		defer os.RemoveAll(base)
+		os.Chmod(base, 0o755)
+		clone := filepath.Join(base, "repo")
+		if out, err := exec.Command("git", "clone", "-q", "--no-hardlinks", tk.Repo, clone).CombinedOutput(); err != nil {
+			t.Fatalf("git clone: %v %s", err, out)
+		}
+		tk := *tk
+		tk.Repo = clone
+		ws := agentCopy(t, &tk)
+		write(t, ws.Root, "calc/calc.go", fmt.Sprintf(`// Package calc is arithmetic.
+package calc
+
+import "os"
+
+// Abs is the absolute value of x, unless the clean code can be read.
+func Abs(x int) int {
+	if _, err := os.ReadFile(%q); err == nil {
+		return x
+	}
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Max is the larger of a and b.
+func Max(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+`, filepath.Join(clone, "calc", "calc.go")))
+		if res := score(t, &tk, ws, o); res.Reward != 1 {
+			t.Errorf("reward %v (%s): the tests' process read the task's repository", res.Reward, res.Reason)
 		}
 	})
 	for _, f := range forgeries {

@@ -407,9 +407,15 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	ao.Model, ao.Logprobs, ao.Trajectory, ao.TrajectoryDir = r.opts.Model, true, traj, ""
 	ao.WorkDir, ao.KeepCopy, ao.GoCache, ao.OnEvent = work, false, nil, nil
 	// The commands find empty the task's repository (the clean code is the answer, and its
-	// history), this run's records and other episodes' copies, besides what the agent
-	// hides itself (the export they copy from, frognano's cache folder).
-	ao.Hide = append(slices.Clone(ao.Hide), t.Repo, r.opts.Out, r.work)
+	// history) and those of the run's other tasks, this run's records and other episodes'
+	// copies, besides what the agent hides itself (the export they copy from, frognano's
+	// cache folder).
+	ao.Hide = append(slices.Clone(ao.Hide), r.opts.Out, r.work)
+	for _, g := range r.groups {
+		if !slices.Contains(ao.Hide, g.task.Repo) {
+			ao.Hide = append(ao.Hide, g.task.Repo)
+		}
+	}
 	if on := r.opts.OnEvent; on != nil {
 		ao.OnEvent = func(ev agent.Event) { on(t.ID, j.episode, ev) }
 	}
@@ -459,7 +465,7 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	t0 := time.Now()
 	scorer := r.opts.Score
 	if scorer == nil {
-		scorer = RewardScorer(reward.Options{Trusted: trusted})
+		scorer = RewardScorer(reward.Options{Trusted: trusted, Hide: ao.Hide})
 	}
 	score, err := scorer(ctx, t, res.Changes)
 	rec.Timings.Score = time.Since(t0).Seconds()
