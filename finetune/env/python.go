@@ -36,13 +36,41 @@ func (d *Detection) locatePython(repo string) {
 		// The interpreter the environment was made from, when it lies where the sandbox's
 		// allowlist may not reach (pyvenv.cfg's home is its bin folder).
 		if home := venvHome(venv); home != "" {
-			if inst := filepath.Dir(home); inst != "/" && inst != "/usr" && inst != "/usr/local" && isDirPath(inst) {
+			if inst := pythonInstallation(home, repo); inst != "" {
 				d.ReadOnly = append(d.ReadOnly, inst)
 			}
 		}
 		return
 	}
 	d.Python = "python3" // from PATH inside the sandbox; pytest must be installed there
+}
+
+// pythonInstallation is the folder to bind for the interpreter a virtual environment was
+// made from (pyvenv.cfg's home, its bin folder): the installation around it, or the bin
+// folder alone when the installation would be a home directory, hold one or hold the
+// repository (home = ~/bin would bind the whole home, its secrets but the masked ones
+// included); "" when the system's folders have it already or it is missing.
+func pythonInstallation(home, repo string) string {
+	inst := filepath.Dir(home)
+	if inst == "/" || inst == "/usr" || inst == "/usr/local" || !isDirPath(inst) {
+		return ""
+	}
+	var homes []string
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	if h := os.Getenv("HOME"); h != "" {
+		homes = append(homes, h)
+	}
+	for _, p := range append(homes, repo) {
+		if p = filepath.Clean(p); p == inst || strings.HasPrefix(p, inst+string(filepath.Separator)) {
+			if isDirPath(home) {
+				return home
+			}
+			return ""
+		}
+	}
+	return inst
 }
 
 // LocatePython is what a Session does for a pytest suite, for a run outside one
