@@ -173,7 +173,11 @@ func allowCandidates(home string, getenv func(string) string, goEnv map[string]s
 // entries) is never bound whole: it holds the user's sources besides the module cache. Nor is
 // anything that is, or holds, one of homes (the home directories, homeDirs): hidden may be
 // /home as a whole, which a home does not hold.
-func allowBinds(cands []allowCandidate, hidden, homes, secrets, gopath []string) ([]bind, []Allowed) {
+//
+// opaque are hidden places (Options.Hide: the user's repository, frognano's cache folder)
+// inside which an entry's installation is never bound, only the entry: <repo>/tools/bin
+// on PATH would otherwise bind <repo>/tools.
+func allowBinds(cands []allowCandidate, hidden, opaque, homes, secrets, gopath []string) ([]bind, []Allowed) {
 	var binds []bind
 	var list []Allowed
 	seen := map[string]bool{}
@@ -202,7 +206,7 @@ func allowBinds(cands []allowCandidate, hidden, homes, secrets, gopath []string)
 		// ~/bin linking to ~/dotfiles/bin: the installation around the entry as written is the
 		// home, so the one around its target (~/dotfiles, the user's files) is not bound either.
 		if c.install && !homeInstall(p, homes) {
-			if inst := installation(real, hidden, homes, gopath); inst != real {
+			if inst := installation(real, hidden, homes, gopath); inst != real && !containedBy(inst, opaque, false) {
 				add(bind{path: inst, src: inst}, c.why, false)
 			}
 		}
@@ -245,7 +249,7 @@ func Bound(ctx context.Context) (hidden []string, allowed []Allowed) {
 	hidden = hiddenRoots(homes)
 	goEnv := goEnvironmentCached(ctx)
 	cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
-	_, allowed = allowBinds(cands, hidden, homes, secretCandidates(homes, os.Getenv), filepath.SplitList(goEnv["GOPATH"]))
+	_, allowed = allowBinds(cands, hidden, nil, homes, secretCandidates(homes, os.Getenv), filepath.SplitList(goEnv["GOPATH"]))
 	return hidden, allowed
 }
 

@@ -41,7 +41,7 @@ func TestAllowBinds(t *testing.T) {
 		{path: filepath.Join(home, "missing")},           // missing: skipped
 		{path: filepath.Join(store, "system", "sw/bin")}, // visible already
 	}
-	binds, list := allowBinds(cands, []string{home, run}, []string{home}, []string{filepath.Join(home, ".aws")}, []string{filepath.Join(home, "go")})
+	binds, list := allowBinds(cands, []string{home, run}, nil, []string{home}, []string{filepath.Join(home, ".aws")}, []string{filepath.Join(home, "go")})
 	var got []string
 	for _, b := range binds {
 		s := strings.ReplaceAll(b.path, root, "")
@@ -115,7 +115,7 @@ func TestAllowBindsHomeBin(t *testing.T) {
 		{path: filepath.Join(u, "miniconda3/bin"), install: true}, // still the installation around it
 		{path: u, install: true},                                  // a home: never
 	}
-	binds, _ := allowBinds(cands, []string{homes}, []string{u, v}, nil, nil)
+	binds, _ := allowBinds(cands, []string{homes}, nil, []string{u, v}, nil, nil)
 	var got []string
 	for _, b := range binds {
 		s := strings.ReplaceAll(b.path, root, "")

@@ -47,6 +47,12 @@ func TestHiddenPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+			// Only the entry: the folder around it (an installation elsewhere) stays hidden.
+			beside := filepath.Join(repo, "tools", "notes.txt")
+			if err := os.WriteFile(beside, []byte(secretMark+"beside the entry\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			secrets[beside] = secretMark + "beside the entry"
 			// Unshare mode binds nothing back: a hidden folder holding the cache or the copy
 			// is replaced by masks of what lies beside them (before, it stayed visible).
 			cache := filepath.Join(repo, "cache")

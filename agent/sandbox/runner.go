@@ -187,12 +187,14 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		// What the allowlist names inside a hidden path (a PATH entry or GOMODCACHE in a
 		// folder the user opened) is bound back as it is in the homes.
 		inHidden := slices.Clone(r.hidden)
+		var opaque []string
 		for _, m := range presentHidden(r.hide) {
 			if m.dir {
 				inHidden = append(inHidden, m.path)
+				opaque = append(opaque, m.path)
 			}
 		}
-		r.allow, r.allowed = allowBinds(cands, inHidden, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
+		r.allow, r.allowed = allowBinds(cands, inHidden, opaque, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
 	}
 	if iso.Mode == ModeBwrap {
 		r.invisible = append(slices.Clone(bwrapPrivate), r.hidden...)
