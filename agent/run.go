@@ -174,11 +174,11 @@ func newRunnerIn(ctx context.Context, ws *workspace.Workspace, opts Options, mod
 	// The user's folder and frognano's state are hidden as well as the homes: a folder kept
 	// outside the homes (/srv, /work) would show its history and untracked files, and a
 	// cache folder there the task store, whose patches are the answers of training tasks.
-	// So is the rest of its repository (a subfolder's top, a worktree's main .git).
-	hide := append([]string{ws.Source, cachedir.Dir()}, enclosingRepos(ws.Source)...)
+	// So is the rest of its repository (a subfolder's top, a worktree's main .git: the
+	// sandbox hides a hidden folder's repository with it).
 	so := sandbox.Options{
 		ReadOnly: append([]string{ws.ObjectsDir()}, opts.ReadOnly...),
-		Hide:     append(hide, opts.Hide...),
+		Hide:     append([]string{ws.Source, cachedir.Dir()}, opts.Hide...),
 		GoCache:  goCacheFor(ws, opts),
 		Limits:   opts.Limits,
 		Mode:     mode,

@@ -62,7 +62,8 @@ type Options struct {
 	// never hidden. What is bound inside a hidden folder is still bound (the copy, a cache,
 	// ReadOnly), except in unshare mode, which cannot bind back over a mask: there a hidden
 	// folder that holds one of them is replaced by masks of what it holds beside the way to
-	// it (their names show, not their content). Without isolation (ModeNone) nothing can be hidden: Isolation says so.
+	// it (their names show, not their content). A folder inside a git repository hides the
+	// repository with it (see repositories). Without isolation (ModeNone) nothing can be hidden: Isolation says so.
 	Hide []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.
@@ -151,6 +152,15 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("sandbox: hidden path: %w", err)
 		}
 		r.hide = append(r.hide, abs)
+		// A folder inside a repository takes the repository with it (its top, its git
+		// directories, its worktrees, what it borrows objects from).
+		r.hide = append(r.hide, repositories(abs)...)
+	}
+	// Other runners' private homes and the rewards' evaluation trees lie in the temp folder:
+	// bubblewrap's /tmp is private, but a TMPDIR elsewhere is shared by every command the
+	// user runs. (What this runner needs there, its home and a copy, is bound back.)
+	if t := filepath.Clean(os.TempDir()); t != "/tmp" && len(opts.Hide) > 0 {
+		r.hide = append(r.hide, t)
 	}
 	base, err := os.MkdirTemp("", "frognano-sandbox-")
 	if err != nil {

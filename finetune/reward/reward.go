@@ -54,6 +54,11 @@ type Options struct {
 	// test process, and what it reads there can leak through the reward (rollouts add their
 	// records and other episodes' copies).
 	Hide []string
+	// TempDir is where the evaluation tree is made (default the system's temp folder):
+	// rollouts give their work folder, which the episodes' commands find empty, since the
+	// tree holds the hidden tests in full and a TMPDIR outside /tmp is shared by every
+	// command the user runs.
+	TempDir string
 	// PartialCredit makes the reward the fraction of the hidden tests that passed instead
 	// of 1 or 0, when the results are trustworthy (a refused change or untrustworthy
 	// results still give 0).
@@ -122,7 +127,7 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 	if t.Test.Kind != env.KindGo && t.Test.Kind != env.KindPython {
 		return nil, fmt.Errorf("reward: %w: %q tasks (Go and Python so far)", ErrUnsupported, t.Test.Kind)
 	}
-	tmp, err := os.MkdirTemp("", "frognano-reward-")
+	tmp, err := os.MkdirTemp(o.TempDir, "frognano-reward-")
 	if err != nil {
 		return nil, err
 	}

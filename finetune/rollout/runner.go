@@ -465,7 +465,7 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	t0 := time.Now()
 	scorer := r.opts.Score
 	if scorer == nil {
-		scorer = RewardScorer(reward.Options{Trusted: trusted, Hide: ao.Hide})
+		scorer = RewardScorer(reward.Options{Trusted: trusted, Hide: ao.Hide, TempDir: r.work})
 	}
 	score, err := scorer(ctx, t, res.Changes)
 	rec.Timings.Score = time.Since(t0).Seconds()

@@ -1,4 +1,4 @@
-package agent
+package sandbox
 
 import (
 	"os"
@@ -6,19 +6,25 @@ import (
 	"strings"
 )
 
-// enclosingRepos are the places of git that hold dir's history and its siblings, for the
-// sandbox to hide with dir itself: each folder above dir (or dir) that holds a .git —
+// repositories are the places of git that hold dir's history and its siblings, which a
+// hidden dir (Options.Hide) takes with it: each folder above dir (or dir) that holds a .git —
 // the repository's top, when the user opened a subfolder; a superproject, when dir is in
 // a submodule — and, where a .git is a file (a linked worktree, a submodule, a separate git
 // dir), the git directory it names, that one's common directory (the main repository's
-// .git, with every branch), the main worktree and the common directory's other worktrees. Hiding only dir
+// .git, with every branch), the main worktree and the common directory's other worktrees;
+// and the repositories whose objects a git directory borrows (objects/info/alternates: a
+// clone made with --shared or --reference). Hiding only dir
 // left all of them readable (a subfolder's ../.git; a worktree's main .git, found through
 // /proc/self/mountinfo's list of what is hidden).
 //
 // Nothing here runs git: the files are read as git would, without following its
 // configuration (core.worktree and the like are not followed: what they name is the
 // user's, not frognano's, and in doubt is left visible rather than guessed).
-func enclosingRepos(dir string) []string {
+func repositories(dir string) []string { return repositoriesDepth(dir, 0) }
+
+// repositoriesDepth is repositories, lenders followed at most three deep (alternates may
+// form a cycle).
+func repositoriesDepth(dir string, depth int) []string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
@@ -34,6 +40,7 @@ func enclosingRepos(dir string) []string {
 			out = append(out, p)
 		}
 	}
+	var gitDirs []string
 	for d := abs; ; d = filepath.Dir(d) {
 		dotGit := filepath.Join(d, ".git")
 		if fi, err := os.Lstat(dotGit); err == nil {
@@ -41,8 +48,10 @@ func enclosingRepos(dir string) []string {
 			if fi.Mode().IsRegular() {
 				if gitDir := readGitFile(dotGit); gitDir != "" {
 					add(gitDir)
+					gitDirs = append(gitDirs, gitDir)
 					if common := commonDir(gitDir); common != "" {
 						add(common)
+						gitDirs = append(gitDirs, common)
 						if filepath.Base(common) == ".git" {
 							add(filepath.Dir(common)) // the main worktree
 						}
@@ -52,6 +61,7 @@ func enclosingRepos(dir string) []string {
 					}
 				}
 			} else if fi.IsDir() {
+				gitDirs = append(gitDirs, dotGit)
 				for _, wt := range worktrees(dotGit) {
 					add(wt)
 				}
@@ -59,6 +69,39 @@ func enclosingRepos(dir string) []string {
 		}
 		if parent := filepath.Dir(d); parent == d {
 			break
+		}
+	}
+	for _, g := range gitDirs {
+		if depth >= 3 {
+			break
+		}
+		for _, objects := range alternates(g) {
+			// .../repo/.git/objects: the repository around it, its worktrees and all.
+			lender := filepath.Dir(objects)
+			if filepath.Base(lender) == ".git" {
+				lender = filepath.Dir(lender)
+			}
+			add(lender)
+			for _, p := range repositoriesDepth(lender, depth+1) {
+				add(p)
+			}
+		}
+	}
+	return out
+}
+
+// alternates are the object folders gitDir's objects/info/alternates names (one a line,
+// relative to gitDir/objects), at most one level deep: what they borrow in turn is
+// followed by repositories on each.
+func alternates(gitDir string) []string {
+	b, err := readSmall(filepath.Join(gitDir, "objects", "info", "alternates"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, absFrom(filepath.Join(gitDir, "objects"), l))
 		}
 	}
 	return out
