@@ -5,9 +5,11 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,23 +129,47 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 			res.keep(names[n], "other code refers to it ("+where+")")
 		}
 	}
-	found := map[string]bool{}
-	for _, gf := range files {
-		out, removed, why := gf.without(want)
-		if why != "" {
-			for _, n := range removed {
-				res.keep(names[n], why)
-				found[n] = true
+	// The tests, and the helpers only they use, out of every file; a file where that cannot
+	// be done safely keeps its tests, and the helpers are worked out again without them (a
+	// test kept must keep what it uses, in any file).
+	type edit struct {
+		gf      *goFile
+		out     []byte
+		removed []string
+	}
+	var edits []edit
+	var all map[string]bool
+	for {
+		all = maps.Clone(want)
+		helpers(files, all)
+		edits = edits[:0]
+		failed := false
+		for _, gf := range files {
+			out, removed, why := gf.without(all)
+			if why != "" {
+				for _, n := range removed {
+					if want[n] {
+						delete(want, n)
+						res.keep(names[n], why)
+						failed = true
+					}
+				}
+				continue
 			}
-			continue
+			if len(removed) > 0 {
+				edits = append(edits, edit{gf, out, removed})
+			}
 		}
-		if len(removed) == 0 {
-			continue
+		if !failed {
+			break
 		}
-		if err := write(root, gf.rel, out, gf.mode); err != nil {
+	}
+	found := map[string]bool{}
+	for _, e := range edits {
+		if err := write(root, e.gf.rel, e.out, e.gf.mode); err != nil {
 			return err
 		}
-		for _, n := range removed {
+		for _, n := range e.removed {
 			found[n] = true
 			res.Withheld = append(res.Withheld, names[n]...)
 		}
@@ -153,13 +179,169 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 			res.keep(names[n], "no top-level function of that name in a _test.go file of "+dir)
 		}
 	}
+	return goldenFiles(root, dir, files, all, res)
+}
+
+// goldenFiles removes the files under dir that the removed code names in a string literal
+// ("testdata/add.golden") and the rest of the package's tests do not: expected outputs.
+func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res *Result) error {
+	named := map[string]bool{} // by the removed code
+	kept := map[string]bool{}  // by the rest
+	for _, gf := range files {
+		rs := gf.ranges(removed)
+		ast.Inspect(gf.f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil || v == "" || path.IsAbs(v) || strings.HasPrefix(path.Clean(v), "..") {
+				return true
+			}
+			off := gf.offset(lit.Pos())
+			for _, r := range rs {
+				if off >= r[0] && off < r[1] {
+					named[path.Clean(v)] = true
+					return true
+				}
+			}
+			kept[path.Clean(v)] = true
+			return true
+		})
+	}
+	for _, rel := range slices.Sorted(maps.Keys(named)) {
+		if kept[rel] || strings.HasSuffix(rel, ".go") {
+			continue
+		}
+		p := path.Join(dir, rel)
+		if _, _, err := regular(root, p); err != nil {
+			continue // not a file of the tree (a string that only looks like a path)
+		}
+		if err := os.Remove(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, p)
+	}
 	return nil
 }
 
-// isTarget: decl is a top-level function (no receiver) named in want.
-func isTarget(d ast.Decl, want map[string]bool) (*ast.FuncDecl, bool) {
-	fd, ok := d.(*ast.FuncDecl)
-	return fd, ok && fd.Recv == nil && want[fd.Name.Name]
+// declNames are the names a top-level declaration removable by name declares: a function
+// (not a method) or a var or const declaration; nil for the others (types, imports, methods).
+func declNames(d ast.Decl) []string {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			return []string{d.Name.Name}
+		}
+	case *ast.GenDecl:
+		if d.Tok == token.VAR || d.Tok == token.CONST {
+			var out []string
+			for _, s := range d.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					out = append(out, n.Name)
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// isTarget: d declares names, all in want ("_" aside).
+func isTarget(d ast.Decl, want map[string]bool) bool {
+	wanted := 0
+	for _, n := range declNames(d) {
+		switch {
+		case want[n]:
+			wanted++
+		case n != "_":
+			return false
+		}
+	}
+	return wanted > 0
+}
+
+// declRange is d's whole lines, its doc comment included.
+func (gf *goFile) declRange(d ast.Decl) [2]int {
+	start := d.Pos()
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Doc != nil {
+			start = d.Doc.Pos()
+		}
+	case *ast.GenDecl:
+		if d.Doc != nil {
+			start = d.Doc.Pos()
+		}
+	}
+	return blanksAfter(gf.src, wholeLines(gf.src, gf.offset(start), gf.offset(d.End())))
+}
+
+// entryPoint: a function go test calls by its name, never a helper.
+func entryPoint(name string) bool {
+	for _, p := range []string{"Test", "Benchmark", "Example", "Fuzz"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return name == "init"
+}
+
+// helpers adds to want the package-level functions, variables and constants of the test
+// files that only the code being removed uses (a table of cases, a helper returning the
+// expected value): left behind, they would show what the withheld tests assert. An
+// identifier of the same name anywhere else (a local variable too) keeps one.
+func helpers(files []*goFile, want map[string]bool) {
+	for changed := true; changed; {
+		changed = false
+		for _, gf := range files {
+			for _, d := range gf.f.Decls {
+				names := declNames(d)
+				if len(names) == 0 || isTarget(d, want) {
+					continue
+				}
+				if fd, ok := d.(*ast.FuncDecl); ok && entryPoint(fd.Name.Name) {
+					continue
+				}
+				if in, out := uses(files, gf, d, names, want); in > 0 && out == 0 {
+					for _, n := range names {
+						if n != "_" {
+							want[n] = true
+						}
+					}
+					changed = true
+				}
+			}
+		}
+	}
+}
+
+// uses counts the identifiers named as names outside d itself: in code being removed
+// (want's declarations), and elsewhere.
+func uses(files []*goFile, home *goFile, d ast.Decl, names []string, want map[string]bool) (in, out int) {
+	own := home.declRange(d)
+	for _, gf := range files {
+		removed := gf.ranges(want)
+		ast.Inspect(gf.f, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || !slices.Contains(names, id.Name) || id.Name == "_" {
+				return true
+			}
+			off := gf.offset(id.Pos())
+			if gf == home && off >= own[0] && off < own[1] {
+				return true
+			}
+			for _, r := range removed {
+				if off >= r[0] && off < r[1] {
+					in++
+					return true
+				}
+			}
+			out++
+			return true
+		})
+	}
+	return in, out
 }
 
 // referenced are the names in want that an identifier outside their own declarations
@@ -191,15 +373,9 @@ func referenced(files []*goFile, want map[string]bool) map[string]string {
 func (gf *goFile) ranges(want map[string]bool) [][2]int {
 	var rs [][2]int
 	for _, d := range gf.f.Decls {
-		fd, ok := isTarget(d, want)
-		if !ok {
-			continue
+		if isTarget(d, want) {
+			rs = append(rs, gf.declRange(d))
 		}
-		start := fd.Pos()
-		if fd.Doc != nil {
-			start = fd.Doc.Pos()
-		}
-		rs = append(rs, blanksAfter(gf.src, wholeLines(gf.src, gf.offset(start), gf.offset(fd.End()))))
 	}
 	return sortRanges(rs)
 }
@@ -214,8 +390,12 @@ func (gf *goFile) without(want map[string]bool) (out []byte, removed []string, w
 		return nil, nil, ""
 	}
 	for _, d := range gf.f.Decls {
-		if fd, ok := isTarget(d, want); ok {
-			removed = append(removed, fd.Name.Name)
+		if isTarget(d, want) {
+			for _, n := range declNames(d) {
+				if n != "_" {
+					removed = append(removed, n)
+				}
+			}
 		}
 	}
 	in := func(p token.Pos) bool {

@@ -2,6 +2,7 @@ package withhold
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,7 @@ func pyFile(root, file string, ids []string, res *Result) error {
 	if len(defs) == 0 {
 		return nil
 	}
+	pyHelpers(tree.Root(), defs)
 	var rs [][2]int
 	for _, n := range defs {
 		rs = append(rs, blanksAfter(src, withComments(src, wholeLines(src, n.Start(), n.End()))))
@@ -88,6 +90,86 @@ func pyFile(root, file string, ids []string, res *Result) error {
 		return err
 	}
 	res.Withheld = append(res.Withheld, found...)
+	return nil
+}
+
+// pyHelpers adds to defs the module-level assignments and functions (not tests) that only
+// code in defs uses: parametrize's cases, a helper returning the expected value. An
+// identifier of the same name anywhere else keeps one.
+func pyHelpers(module syntax.Node, defs map[int]syntax.Node) {
+	var ids []syntax.Node
+	module.Walk(func(n syntax.Node) bool {
+		if n.Kind() == "identifier" {
+			ids = append(ids, n)
+		}
+		return true
+	})
+	inside := func(off int, n syntax.Node) bool { return off >= n.Start() && off < n.End() }
+	for changed := true; changed; {
+		changed = false
+		for _, c := range module.NamedChildren() {
+			if _, done := defs[c.Start()]; done {
+				continue
+			}
+			names := pyDeclared(c)
+			if len(names) == 0 {
+				continue
+			}
+			in, out := 0, 0
+			for _, id := range ids {
+				if !slices.Contains(names, id.Text()) || inside(id.Start(), c) {
+					continue
+				}
+				removed := false
+				for _, d := range defs {
+					removed = removed || inside(id.Start(), d)
+				}
+				if removed {
+					in++
+				} else {
+					out++
+				}
+			}
+			if in > 0 && out == 0 {
+				defs[c.Start()] = c
+				changed = true
+			}
+		}
+	}
+}
+
+// pyDeclared are the names a module-level statement declares that may be a test's helper:
+// an assignment to names, a function not named test…; nil for the others.
+func pyDeclared(c syntax.Node) []string {
+	def := c
+	if c.Kind() == "decorated_definition" {
+		def = c.Field("definition")
+	}
+	switch def.Kind() {
+	case "function_definition":
+		if name := def.Field("name").Text(); !strings.HasPrefix(name, "test") {
+			return []string{name}
+		}
+	case "expression_statement":
+		a := def.NamedChild(0)
+		if def.NamedChildCount() != 1 || a.Kind() != "assignment" {
+			return nil
+		}
+		var names []string
+		left := a.Field("left")
+		switch left.Kind() {
+		case "identifier":
+			names = append(names, left.Text())
+		case "pattern_list", "tuple_pattern":
+			for _, n := range left.NamedChildren() {
+				if n.Kind() != "identifier" {
+					return nil
+				}
+				names = append(names, n.Text())
+			}
+		}
+		return names
+	}
 	return nil
 }
 

@@ -9,8 +9,10 @@
 // builds its own tree from the base commit, tests included (finetune/reward), and lays
 // only the agent's non-test changes on it, so nothing the agent does to a test file counts.
 //
-// What is removed: Go — each top-level test function named (its doc comment with it), and
-// the imports only it used; Python — each test function or method a node id names
+// What is removed: Go — each top-level test function named (its doc comment with it), the
+// package-level functions, variables and constants of the test files that only removed
+// code uses (a table of cases, a helper returning the expected value), the files only it
+// names in a string literal (testdata/*.golden), and the imports only it used; Python — each test function or method a node id names
 // (decorators and the comments just above included), a `pass` put into a class left
 // empty. Every other test stays, so the agent can still run the suite. A test that cannot
 // be removed safely (not found, referred to by other code, a file that would not parse,
@@ -34,6 +36,9 @@ import (
 // Result says what [Tests] did.
 type Result struct {
 	Withheld []string `json:"withheld,omitempty"` // test ids removed from the tree
+	// Files are the files (slash paths) only the withheld tests read, removed too: golden
+	// outputs under testdata/.
+	Files []string `json:"files,omitempty"`
 	// Kept are the FAIL_TO_PASS tests still in the tree, each with why: the agent can
 	// read them.
 	Kept map[string]string `json:"kept,omitempty"`

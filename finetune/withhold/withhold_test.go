@@ -17,7 +17,8 @@ import (
 
 // TestFixtures runs each testdata/*.txtar: its files make a tree, the test ids in "ids"
 // are withheld, and the ids withheld and kept must be those of "withheld" and "kept";
-// each "want/<file>" is that file afterwards, and every other file is as it was. A "link
+// each "want/<file>" is that file afterwards, each file "gone" names is removed, and every
+// other file is as it was. A "link
 // <name>" section is a symbolic link to its text; "modules" lines are a Go package's
 // import path and its module's folder (task.TestSpec.Modules). Go trees must then still build and vet
 // (go vet compiles the tests), Python files still compile.
@@ -36,7 +37,7 @@ func TestFixtures(t *testing.T) {
 			meta, want, orig := map[string]string{}, map[string]string{}, map[string]string{}
 			for _, f := range ar.Files {
 				switch name := f.Name; {
-				case name == "kind" || name == "ids" || name == "withheld" || name == "kept" || name == "modules":
+				case name == "kind" || name == "ids" || name == "withheld" || name == "kept" || name == "modules" || name == "gone":
 					meta[name] = string(f.Data)
 				case strings.HasPrefix(name, "want/"):
 					want[strings.TrimPrefix(name, "want/")] = string(f.Data)
@@ -80,8 +81,18 @@ func TestFixtures(t *testing.T) {
 			if w := lines(meta["kept"]); !slices.Equal(kept, w) {
 				t.Errorf("kept %q, want %q", kept, w)
 			}
+			gone := lines(meta["gone"])
+			if !slices.Equal(res.Files, gone) {
+				t.Errorf("files removed %q, want %q", res.Files, gone)
+			}
 			for name, was := range orig {
 				b, err := os.ReadFile(filepath.Join(root, name))
+				if slices.Contains(gone, name) {
+					if err == nil {
+						t.Errorf("%s is still there", name)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
