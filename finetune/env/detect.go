@@ -78,6 +78,10 @@ type Detection struct {
 	// ReadOnly are the user's paths the sandbox binds read-only (the virtual environment,
 	// node_modules), and frognano's node --test reporter.
 	ReadOnly []string
+	// Shadowed are copies of the repository's own code installed in its virtual
+	// environment (a `pip install .`, not editable): the clean code of every task, which the
+	// sandbox must hide inside the environment it binds.
+	Shadowed []string
 	// Reporter is the path of frognano's reporter for node --test (js.go).
 	Reporter string
 	// Modules are the Go modules (a Go suite, or a command on one), and Workspace whether a

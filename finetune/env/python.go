@@ -33,6 +33,7 @@ func (d *Detection) locatePython(repo string) {
 		}
 		d.Python = py
 		d.ReadOnly = append(d.ReadOnly, venv)
+		d.Shadowed = installedCopies(venv, repo)
 		// The interpreter the environment was made from, when it lies where the sandbox's
 		// allowlist may not reach (pyvenv.cfg's home is its bin folder).
 		if home := venvHome(venv); home != "" {
@@ -43,6 +44,76 @@ func (d *Detection) locatePython(repo string) {
 		return
 	}
 	d.Python = "python3" // from PATH inside the sandbox; pytest must be installed there
+}
+
+// installedCopies are the folders and modules in venv's site-packages that a
+// distribution installed there (not editable) holds of the repository's own top-level
+// packages or modules (found at its top or under src/).
+func installedCopies(venv, repo string) []string {
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages"))
+	var out []string
+	for _, site := range sites {
+		infos, _ := filepath.Glob(filepath.Join(site, "*.dist-info"))
+		for _, info := range infos {
+			if b, err := readRegular(filepath.Join(info, "direct_url.json")); err == nil && editable.Match(b) {
+				continue // a link to the user's tree, which is hidden
+			}
+			for _, top := range topLevel(info) {
+				if !ownModule(repo, top) {
+					continue
+				}
+				for _, p := range []string{filepath.Join(site, top), filepath.Join(site, top+".py")} {
+					if _, err := os.Lstat(p); err == nil {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+var editable = regexp.MustCompile(`"editable"\s*:\s*true`)
+
+// topLevel are a distribution's top-level import names: top_level.txt, else the first
+// elements of the paths its RECORD lists.
+func topLevel(info string) []string {
+	if b, err := readRegular(filepath.Join(info, "top_level.txt")); err == nil {
+		return strings.Fields(string(b))
+	}
+	b, err := readRegular(filepath.Join(info, "RECORD"))
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		p, _, _ := strings.Cut(l, ",")
+		first, _, _ := strings.Cut(p, "/")
+		first = strings.TrimSuffix(first, ".py")
+		if first == "" || strings.HasSuffix(first, ".dist-info") || strings.HasPrefix(first, "..") || strings.HasPrefix(first, "__") || seen[first] {
+			continue
+		}
+		seen[first] = true
+		out = append(out, first)
+	}
+	return out
+}
+
+// ownModule: the repository has a package or module named top, at its top or under src/.
+func ownModule(repo, top string) bool {
+	if top == "" || strings.ContainsAny(top, "/\\") || top == "." || top == ".." {
+		return false
+	}
+	for _, base := range []string{repo, filepath.Join(repo, "src")} {
+		if isDirPath(filepath.Join(base, top)) {
+			return true
+		}
+		if _, err := os.Lstat(filepath.Join(base, top+".py")); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // pythonInstallation is the folder to bind for the interpreter a virtual environment was

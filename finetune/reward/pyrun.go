@@ -106,7 +106,7 @@ func runPytest(ctx context.Context, root, tmp, repo string, hidden []string, o O
 
 	start := time.Now()
 	defer func() { res.Test = time.Since(start) }()
-	opts := sandbox.Options{ReadOnly: append([]string{root}, d.ReadOnly...), Writable: []string{}, Hide: o.hide(), Limits: runLimits(48 << 20)}
+	opts := sandbox.Options{ReadOnly: append([]string{root}, d.ReadOnly...), Writable: []string{}, Hide: append(o.hide(), d.Shadowed...), Limits: runLimits(48 << 20)}
 	r, err := newRunner(ctx, opts)
 	if err != nil {
 		return nil, "", err

@@ -283,6 +283,8 @@ type group struct {
 	// readOnly are the repository's paths the episodes read although it is hidden: a
 	// Python task's virtual environment (the export has none: it is git's tree).
 	readOnly []string
+	// shadowed are copies of the repository's code installed in that environment: hidden.
+	shadowed []string
 
 	mu      sync.Mutex
 	pending int // episodes of this run not ended yet; guarded by mu
@@ -313,10 +315,23 @@ func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 		if g.task.Test.Kind == env.KindPython {
 			var d env.Detection
 			d.LocatePython(g.task.Repo)
-			g.readOnly = d.ReadOnly
+			g.readOnly, g.shadowed = d.ReadOnly, d.Shadowed
 		}
 	})
 	return g.src, g.err
+}
+
+// withheldNote ends the instruction of a task whose failing tests the copy lacks: the
+// issue text names them and may say how to run them, which the agent cannot.
+const withheldNote = "\n\nThe failing tests are not in this copy of the repository: they are run on your changes when you are done. The other tests are here."
+
+// instruction is what the agent is asked: the task's issue, and whether its failing tests
+// were withheld.
+func instruction(t *task.Task, w *withhold.Result) string {
+	if w == nil || len(w.Withheld) == 0 {
+		return t.Issue.Text
+	}
+	return t.Issue.Text + withheldNote
 }
 
 // done ends an episode of g; the last one removes the group's export and writes the
@@ -421,6 +436,7 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 	}
 	src, err := r.source(ctx, j.g)
 	ao.ReadOnly = append(slices.Clone(ao.ReadOnly), j.g.readOnly...) // set by source
+	ao.Hide = append(ao.Hide, j.g.shadowed...)
 	rec.Withheld = j.g.withheld
 	var trusted string // the trusted layer of a Go task's base tree, for the reward too
 	switch {
@@ -439,7 +455,7 @@ func (r *runner) episode(ctx context.Context, h Host, j job) (hostFailed bool) {
 		return false
 	}
 
-	res, err := agent.Run(ctx, h.Model, agent.Task{Dir: src.Dir, Instruction: t.Issue.Text}, ao)
+	res, err := agent.Run(ctx, h.Model, agent.Task{Dir: src.Dir, Instruction: instruction(t, j.g.withheld)}, ao)
 	if ctx.Err() != nil {
 		os.Remove(traj) // unfinished: the episode is redone by a later run
 		return false
