@@ -62,7 +62,8 @@ type Options struct {
 	// never hidden. What is bound inside a hidden folder is still bound (the copy, a cache,
 	// ReadOnly), except in unshare mode, which cannot bind back over a mask: there a hidden
 	// folder that holds one of them is replaced by masks of what it holds beside the way to
-	// it (their names show, not their content). A folder inside a git repository hides the
+	// it (their names show, not their content, and what is made beside them while a
+	// command runs shows until the next command). A folder inside a git repository hides the
 	// repository with it (see repositories). Without isolation (ModeNone) nothing can be hidden: Isolation says so.
 	Hide []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
