@@ -385,30 +385,9 @@ func TestScore(t *testing.T) {
 		tk := *tk
 		tk.Repo = clone
 		ws := agentCopy(t, &tk)
-		write(t, ws.Root, "calc/calc.go", fmt.Sprintf(`// Package calc is arithmetic.
-package calc
-
-import "os"
-
-// Abs is the absolute value of x, unless the clean code can be read.
-func Abs(x int) int {
-	if _, err := os.ReadFile(%q); err == nil {
-		return x
-	}
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// Max is the larger of a and b.
-func Max(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}
-`, filepath.Join(clone, "calc", "calc.go")))
+		fix := strings.Replace(calcGo, "package calc\n", "package calc\n\nimport \"os\"\n", 1)
+		fix = strings.Replace(fix, "func Abs(x int) int {\n", fmt.Sprintf("func Abs(x int) int {\n\tif _, err := os.ReadFile(%q); err == nil {\n\t\treturn x\n\t}\n", filepath.Join(clone, "calc", "calc.go")), 1)
+		write(t, ws.Root, "calc/calc.go", fix)
 		if res := score(t, &tk, ws, o); res.Reward != 1 {
 			t.Errorf("reward %v (%s): the tests' process read the task's repository", res.Reward, res.Reason)
 		}
