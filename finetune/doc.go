@@ -34,8 +34,10 @@
 //     which status shows too) and rendered as an HTML page with PNG plots (Write);
 //     `frognano finetune report`.
 //
-// Rewards build with internal/gocache: a trusted Go build cache of the base commit under a
-// scratch one per run, so that no episode's command can plant a build result a reward trusts.
+// Rewards build with internal/gocache: a trusted Go build cache of the base commit's
+// dependencies (the standard library and the module cache's packages, never the
+// repository's own or its hidden tests: the episodes' commands can read it) under a scratch
+// one per run, so that no episode's command can plant a build result a reward trusts.
 //
 // `frognano finetune --help` lists the steps.
 package finetune

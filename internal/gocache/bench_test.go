@@ -19,7 +19,7 @@ func BenchmarkGoTest(b *testing.B) {
 	for name, content := range files {
 		writeTo(b, filepath.Join(dir, name), content)
 	}
-	trusted := trustedDst(b)
+	trusted := trustedDst(b, files)
 	if err := Build(context.Background(), dir, trusted, executable(b)); err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,10 @@
 // command, and a scratch layer that each run (an agent's episode, a reward's test run)
 // gets fresh and throws away. The go command reaches both through GOCACHEPROG (Go 1.24+):
 // it starts frognano's hidden helper ([Subcommand], served by [Serve]) inside the sandbox,
-// which reads the trusted layer first and writes only to the scratch one.
+// which reads the trusted layer first and writes only to the scratch one. The trusted
+// layer holds the commit's compiled dependencies only, the standard library and the
+// module cache's packages: every command can read it, and nothing of the repository's own
+// (the hidden tests above all) may be there (see [BuildCommand]).
 //
 // Why: go trusts what it finds in its build cache. With one cache per repository (what
 // the editor uses, sandbox.GoCacheFor), a command of one episode can plant a build result
@@ -66,7 +69,7 @@ func (l Layers) Sandbox(opts *sandbox.Options, exe string) error {
 	opts.GoCacheProg = prog
 	opts.ReadOnly = append(opts.ReadOnly, exe)
 	if l.Trusted != "" {
-		if err := sealed(l.Trusted); err != nil {
+		if err := current(l.Trusted); err != nil {
 			return fmt.Errorf("gocache: trusted layer: %w (make it with Build)", err)
 		}
 		opts.ReadOnly = append(opts.ReadOnly, l.Trusted)

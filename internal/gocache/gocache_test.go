@@ -35,6 +35,11 @@ var files = map[string]string{
 
 func module(t *testing.T) string {
 	t.Helper()
+	return moduleOf(t, files)
+}
+
+func moduleOf(t *testing.T, files map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		writeTo(t, filepath.Join(dir, name), content)
@@ -54,7 +59,7 @@ func writeTo(t testing.TB, p, content string) {
 // tests' shared Go cache (FROGNANO_SANDBOX_GOCACHE), since compiling the std packages a
 // test needs takes minutes, keyed by the Go version and the files; Build skips a layer that
 // exists. Without that variable, a new folder (Build builds).
-func trustedDst(t testing.TB) string {
+func trustedDst(t testing.TB, files map[string]string) string {
 	shared := os.Getenv("FROGNANO_SANDBOX_GOCACHE")
 	if shared == "" {
 		return filepath.Join(t.TempDir(), "trusted")
@@ -107,7 +112,7 @@ func TestLayers(t *testing.T) {
 		t.Skip("no go command")
 	}
 	dir := module(t)
-	trusted := trustedDst(t)
+	trusted := trustedDst(t, files)
 	if err := Build(context.Background(), dir, trusted, executable(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +229,122 @@ func TestServe(t *testing.T) {
 	if r := l.get(action); !strings.HasPrefix(r.DiskPath, l.Scratch) {
 		t.Errorf("a trusted entry of the wrong size was served: %+v", r)
 	}
+}
+
+// The hidden test's marks: what an agent could look for in the trusted layer, which its
+// commands can read (the GOCACHEPROG helper needs it). secret is what the test asserts (an
+// expected value), hiddenTest its name (a FAIL_TO_PASS entry), hiddenModule the import path.
+const (
+	secret       = "HIDDEN-ANSWER-8841"
+	hiddenTest   = "TestHiddenName8841"
+	hiddenModule = "example.com/hidden8841"
+	// depModule is a module in the module cache (one of frognano's own requirements, so
+	// there when frognano builds) for the fixture to import: a package of a non-main module,
+	// which the layer must hold as it holds the standard library.
+	depModule = "github.com/bmatcuk/doublestar/v4"
+)
+
+// hiddenFiles is a module whose test asserts secret, importing the standard library and,
+// when the module cache has it (dep), depModule.
+func hiddenFiles(t *testing.T) (files map[string]string, dep bool) {
+	t.Helper()
+	calc := "package calc\n\nimport (\n\t\"hash/adler32\"\n\t\"strings\"\n)\n\n" +
+		"// Check is the Adler-32 checksum of b.\nfunc Check(b []byte) uint32 { return adler32.Checksum(b) }\n\n" +
+		"// Match reports whether s begins with prefix.\nfunc Match(prefix, s string) bool { return strings.HasPrefix(s, prefix) }\n"
+	gomod := "module " + hiddenModule + "\n\ngo 1.24\n"
+	var gosum string
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.Dir}}", depModule).Output()
+	version, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if gomodPath, gerr := exec.Command("go", "env", "GOMOD").Output(); err == nil && gerr == nil && dir != "" {
+		sum, _ := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(string(gomodPath))), "go.sum"))
+		for _, line := range strings.SplitAfter(string(sum), "\n") {
+			if strings.HasPrefix(line, depModule+" "+version+" ") || strings.HasPrefix(line, depModule+" "+version+"/go.mod ") {
+				gosum += line
+			}
+		}
+	}
+	if gosum != "" {
+		dep = true
+		gomod += "\nrequire " + depModule + " " + version + "\n"
+		calc = "package calc\n\nimport (\n\t\"hash/adler32\"\n\n\t\"" + depModule + "\"\n)\n\n" +
+			"// Check is the Adler-32 checksum of b.\nfunc Check(b []byte) uint32 { return adler32.Checksum(b) }\n\n" +
+			"// Match reports whether s begins with prefix.\nfunc Match(prefix, s string) bool { ok, _ := doublestar.Match(prefix+\"*\", s); return ok }\n"
+	} else {
+		t.Logf("%s is not in the module cache (%v): the fixture imports the standard library only", depModule, err)
+	}
+	files = map[string]string{
+		"go.mod":       gomod,
+		"calc/calc.go": calc,
+		"calc/hidden8841_test.go": "package calc\n\nimport \"testing\"\n\nconst secret = \"" + secret + "\"\n\n" +
+			"func " + hiddenTest + "(t *testing.T) {\n\tif !Match(\"HIDDEN-\", secret) || Check([]byte(secret)) == 0 {\n\t\tt.Fatal(\"no match\")\n\t}\n}\n",
+	}
+	if gosum != "" {
+		files["go.sum"] = gosum
+	}
+	return files, dep
+}
+
+// TestLayerHoldsNoRepositoryCode: the trusted layer of a module holds nothing of the
+// module's own (its hidden test's expected value, the test's name, the module's import
+// path, in any entry, action or output) and still serves every dependency a later go test
+// compiles: the standard library and a package of the module cache. (Built with go test, it
+// held the compiled test package, the generated test main and go's index of the files.)
+func TestLayerHoldsNoRepositoryCode(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	files, dep := hiddenFiles(t)
+	dir := moduleOf(t, files)
+	trusted := trustedDst(t, files)
+	if err := Build(context.Background(), dir, trusted, executable(t)); err != nil {
+		t.Fatal(err)
+	}
+	needles := []string{secret, hiddenTest, hiddenModule, "hidden8841_test.go"}
+	var n int
+	err := filepath.WalkDir(trusted, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		n++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range needles {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("the trusted layer's %s holds %q", p, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// -x prints a compile command for each package compiled, none for one the cache served:
+	// the module's own are compiled (and the test main, package main), nothing else.
+	scratch := filepath.Join(t.TempDir(), "scratch")
+	out := runIn(t, dir, Layers{Trusted: trusted, Scratch: scratch},
+		"go test -x -count=1 ./... 2>&1 | grep -E '^(ok|FAIL|---)|/compile '; go list -export -f '{{.ImportPath}} {{.Export}}' hash/adler32 testing "+map[bool]string{true: depModule}[dep])
+	if !strings.Contains(out.Stdout, "ok  \t"+hiddenModule+"/calc") {
+		t.Fatalf("go test did not pass:\n%s\n%s", out.Stdout, out.Stderr)
+	}
+	var compiled []string
+	for _, line := range strings.Split(out.Stdout, "\n") {
+		if _, args, ok := strings.Cut(line, "/compile "); ok {
+			_, rest, _ := strings.Cut(args, " -p ")
+			pkg, _, _ := strings.Cut(rest, " ")
+			compiled = append(compiled, pkg)
+			if pkg != "main" && !strings.HasPrefix(pkg, hiddenModule+"/") {
+				t.Errorf("go test compiled %s: the trusted layer did not serve it", pkg)
+			}
+		} else if pkg, export, ok := strings.Cut(line, " "); ok && strings.HasPrefix(export, "/") {
+			if !strings.HasPrefix(export, trusted+string(filepath.Separator)) {
+				t.Errorf("%s came from %s, want the trusted layer %s", pkg, export, trusted)
+			}
+		}
+	}
+	if !slices.Contains(compiled, hiddenModule+"/calc") {
+		t.Errorf("go test -x showed no compile of the module's own package (compiled %v): the check proves nothing\n%s", compiled, out.Stdout)
+	}
+	t.Logf("%d files in the trusted layer; go test compiled %v; the module cache's package: %v", n, compiled, dep)
 }

@@ -2,6 +2,7 @@ package gocache
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,27 @@ func TestBuildReplacesUnsealed(t *testing.T) {
 	}
 	if _, err := os.Lstat(dst); !os.IsNotExist(err) {
 		t.Errorf("the planted layer is still there (%v)", err)
+	}
+}
+
+// TestBuildReplacesOutdated: a sealed layer without this format's file (an older
+// frognano's, which held the repository's compiled tests) is not served: Layers.Sandbox
+// refuses it, Build removes it to build it again.
+func TestBuildReplacesOutdated(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "trusted")
+	writeTo(t, filepath.Join(dst, "a", "aa", "aa01"), "bb02 3 1\n")
+	if err := seal(dst); err != nil {
+		t.Fatal(err)
+	}
+	opts := sandbox.Options{}
+	if err := (Layers{Trusted: dst, Scratch: filepath.Join(t.TempDir(), "s")}).Sandbox(&opts, executable(t)); err == nil || !errors.Is(err, errOutdated) {
+		t.Errorf("Sandbox of an outdated layer: %v", err)
+	}
+	if err := Build(context.Background(), t.TempDir(), dst, executable(t)); err == nil {
+		t.Error("Build of an empty folder succeeded")
+	}
+	if _, err := os.Lstat(dst); !os.IsNotExist(err) {
+		t.Errorf("the outdated layer is still there (%v)", err)
 	}
 }
 
