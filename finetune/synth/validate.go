@@ -297,9 +297,9 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 			if id == 0 {
 				fmt.Fprintf(&script, "t0=$(now)\n(ulimit -f 65536; %s=0 timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
 					EnvMutant, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout, run, f, f)
-				// The mutants' limit, in milliseconds.
-				fmt.Fprintf(&script, "lim=$(( ($(now) - t0) / 1000 * %d + %d )); [ \"$lim\" -le %d ] || lim=%d; echo \"$lim\" >%s\n",
-					hangFactor, hangFloor.Milliseconds(), timeout.Milliseconds(), timeout.Milliseconds(), env.ShellQuote(c.Path(o+"/limit")))
+				// The mutants' limit, in milliseconds (testTimeout's when the clock failed).
+				fmt.Fprintf(&script, "t1=$(now); lim=%d; [ -n \"$t0\" ] && [ -n \"$t1\" ] && lim=$(( (t1 - t0) / 1000 * %d + %d )); [ \"$lim\" -le %d ] || lim=%d; echo \"$lim\" >%s\n",
+					timeout.Milliseconds(), hangFactor, hangFloor.Milliseconds(), timeout.Milliseconds(), timeout.Milliseconds(), env.ShellQuote(c.Path(o+"/limit")))
 			} else {
 				fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
 					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f)
