@@ -88,6 +88,9 @@ type Detection struct {
 	// go.work at the top ties them: see [Modules].
 	Modules   []Module
 	Workspace bool
+	// IgnoredWorkspaces are the go.work files below the top (NestedWorkspaces): only one at
+	// the top ties modules together, so these are not used.
+	IgnoredWorkspaces []string
 	// Unsupported, when not empty, says why this version cannot run the suite and what to
 	// do instead, as one sentence for people.
 	Unsupported string
@@ -103,6 +106,7 @@ func Detect(dir string) (Detection, error) {
 	if err != nil || d.Unsupported != "" || (d.Kind != KindGo && d.Kind != KindCommand) {
 		return d, err
 	}
+	d.IgnoredWorkspaces = NestedWorkspaces(dir)
 	if d.Modules, d.Workspace, err = Modules(dir); err != nil {
 		d.Unsupported = fmt.Sprintf("the Go modules could not be read (%v); fix the go.mod or go.work, or name a command in %s", err, ConfigFile)
 	} else if len(d.Modules) == 0 {

@@ -123,6 +123,13 @@ func ParseGoTestJSON(out []byte) Results {
 				id := TestID(e.Package, e.Test)
 				delete(running, id)
 				r.Tests[id] = Result{Status: e.Action, Seconds: e.Elapsed}
+				// test2json run on a test binary itself (the mutation switch) ends the tests
+				// still running when the binary died with a fail event of their own, where
+				// go test ends none: after the time limit's panic they hung.
+				if e.Action == "fail" && timedOut[e.Package] {
+					r.Tests[id] = Result{Status: Hung}
+					r.Broken[e.Package] = "timed out"
+				}
 			}
 		}
 	}

@@ -22,6 +22,12 @@ func TestParseGoTestJSON(t *testing.T) {
 {"Action":"output","Package":"m/b","Output":"FAIL\tm/b [build failed]\n"}
 {"Action":"fail","Package":"m/b","Elapsed":0}
 not json
+{"Action":"run","Package":"m/t","Test":"TestOK"}
+{"Action":"pass","Package":"m/t","Test":"TestOK"}
+{"Action":"run","Package":"m/t","Test":"TestSpin"}
+{"Action":"output","Package":"m/t","Test":"TestSpin","Output":"panic: test timed out after 2.5s\n"}
+{"Action":"output","Package":"m/t","Test":"TestSpin","Output":"\trunning tests:\n"}
+{"Action":"fail","Package":"m/t","Test":"TestSpin"}
 {"Action":"run","Package":"m/c","Test":"TestCrash"}
 {"Action":"fail","Package":"m/c","Elapsed":0.1}
 `
@@ -31,6 +37,8 @@ not json
 		"m/a TestBad":   {Fail, 0.1},
 		"m/h TestHang":  {Hung, 0},
 		"m/c TestCrash": {Fail, 0},
+		"m/t TestOK":    {Pass, 0},
+		"m/t TestSpin":  {Hung, 0}, // test2json on a binary: a fail event after the panic
 	}
 	if !strings.Contains(r.Output["m/h TestHang"], "timed out") {
 		t.Errorf("output %q", r.Output)
@@ -38,7 +46,7 @@ not json
 	if !reflect.DeepEqual(r.Tests, want) {
 		t.Errorf("tests %v, want %v", r.Tests, want)
 	}
-	wantBroken := map[string]string{"m/h": "timed out", "m/b": "build failed"}
+	wantBroken := map[string]string{"m/h": "timed out", "m/t": "timed out", "m/b": "build failed"}
 	if !reflect.DeepEqual(r.Broken, wantBroken) {
 		t.Errorf("broken %v, want %v", r.Broken, wantBroken)
 	}

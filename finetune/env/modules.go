@@ -23,7 +23,8 @@ type Module struct {
 // testdata/, node_modules/ and hidden folders (copies of other modules, fixtures, tools'
 // state). Only a go.work at the top counts: one in a subfolder would make the same package
 // build differently depending on where go ran, and every run here starts from a module's
-// own folder (see Env.InModules). Links are never followed.
+// own folder (see Env.InModules); NestedWorkspaces lists those, and synthesis says in its
+// summary that they are not used. Links are never followed.
 func Modules(dir string) (mods []Module, workspace bool, err error) {
 	if b, err := readRegular(filepath.Join(dir, "go.work")); err == nil {
 		uses, err := workUses(b)
@@ -71,6 +72,35 @@ func Modules(dir string) (mods []Module, workspace bool, err error) {
 		return nil
 	})
 	return sortModules(mods), false, err
+}
+
+// NestedWorkspaces are the go.work files below the top of the tree at dir (slash paths
+// from the top, sorted), in the folders Modules would look in: Modules ignores them (see
+// there), so a module that builds only within one of them fails its tests here. Detect
+// records them (Detection.IgnoredWorkspaces) for the user to hear of.
+func NestedWorkspaces(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != dir && (strings.HasPrefix(name, ".") || name == "vendor" || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() != "go.work" || !d.Type().IsRegular() || filepath.Dir(p) == filepath.Clean(dir) {
+			return nil
+		}
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
 }
 
 func sortModules(mods []Module) []Module {

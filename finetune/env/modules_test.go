@@ -48,6 +48,28 @@ func TestModulesFound(t *testing.T) {
 	}
 }
 
+func TestNestedWorkspaces(t *testing.T) {
+	dir := t.TempDir()
+	for rel, content := range map[string]string{
+		"go.work": "go 1.22\nuse ./a\n", "a/go.mod": "module example.com/a\n",
+		"svc/go.work": "go 1.22\nuse ./x\n", "svc/x/go.mod": "module example.com/x\n",
+		"a/deep/go.work": "go 1.22\n", "vendor/v/go.work": "", ".hidden/go.work": "", "a/testdata/go.work": "",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, p, content)
+	}
+	if got, want := NestedWorkspaces(dir), []string{"a/deep/go.work", "svc/go.work"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("NestedWorkspaces = %q, want %q", got, want)
+	}
+	d, err := Detect(dir)
+	if err != nil || !reflect.DeepEqual(d.IgnoredWorkspaces, []string{"a/deep/go.work", "svc/go.work"}) || !d.Workspace {
+		t.Errorf("Detect: %+v, %v", d, err)
+	}
+}
+
 // TestOpenModules runs the suite of a repository of three modules, one required by the top
 // through a replace and one nested under the top's path: every module's tests run in its
 // own folder, no package is counted twice or in the wrong module, and a change to the

@@ -106,3 +106,26 @@ func TestSynthesizeWorkspace(t *testing.T) {
 		t.Error("no task fails a test of b")
 	}
 }
+
+// TestNestedWorkspaceNote: a go.work below the top is not used (each module runs in its own
+// folder), and the summary says so, naming it, instead of leaving a module that builds only
+// within it to fail its tests silently.
+func TestNestedWorkspaceNote(t *testing.T) {
+	files := map[string]string{}
+	for rel, content := range fixture.Workspace() {
+		files["ws/"+rel] = content
+	}
+	files["go.mod"] = fixture.GoMod("example.com/top")
+	files["top_test.go"] = "package top\n\nimport \"testing\"\n\nfunc TestTop(t *testing.T) {}\n"
+	repo := fixture.Repo(t, files)
+	opts := testOptions(t)
+	opts.Progress = func(Progress) {}
+	s, _, _, sum, err := open(context.Background(), repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Env.Workspace || len(sum.Notes) != 1 || !strings.HasPrefix(sum.Notes[0], "ws/go.work is not used") {
+		t.Errorf("workspace %v, notes %q", s.Env.Workspace, sum.Notes)
+	}
+}

@@ -339,7 +339,7 @@ func (r *runner) readMutantRuns(c *env.Copy, outDir string, ms []Mutant, union [
 		stderr, _ := readCopyFile(base + ".err")
 		code := strings.TrimSpace(string(rc))
 		res := d.ParseScript(stdout, stderr, c.WS.Root)
-		out[id] = mutantRun{res, code == "124" || code == "137"}
+		out[id] = mutantRun{Results: res, timedOut: code == "124" || code == "137"}
 	}
 	clean, ok := out[0]
 	selected := r.selectedIn(union)
@@ -591,7 +591,7 @@ func (r *runner) readPyRuns(c *env.Copy, outDir string, ms []Mutant, union []str
 		}
 		report, _ := readCopyFile(base + ".json")
 		code := strings.TrimSpace(string(rc))
-		out[id] = mutantRun{parsePyReport(report), code == "124" || code == "137"}
+		out[id] = mutantRun{Results: parsePyReport(report), timedOut: code == "124" || code == "137"}
 	}
 	clean, ok := out[0]
 	selected := r.selectedIn(union)

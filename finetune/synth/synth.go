@@ -199,6 +199,11 @@ func open(ctx context.Context, repo string, opts Options) (*env.Session, *runner
 	sum := &Summary{Repo: s.Checkout.Repo, Commit: s.Checkout.Commit, Dirty: s.Checkout.Dirty, EnvCached: s.Env.Cached,
 		EnvSeconds: s.Env.Seconds, Store: storeDir, Candidates: map[string]int{}, ValidBy: map[string]int{},
 		ValidatedBy: map[string]int{}, Rejected: map[string]int{}, RejectedBy: map[string]map[string]int{}}
+	for _, w := range s.Detection.IgnoredWorkspaces {
+		sum.Notes = append(sum.Notes, w+" is not used: only a go.work at the top of the repository ties its modules together; "+
+			"each module runs in its own folder with GOWORK=off, so one that builds only in that workspace fails its tests and gives no tasks "+
+			"(move the go.work to the top, or add replace directives)")
+	}
 	return s, newRunner(s, opts), store, sum, nil
 }
 

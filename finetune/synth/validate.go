@@ -245,6 +245,9 @@ var majorVersion = lazyregexp.New(`^v[0-9]+$`)
 type mutantRun struct {
 	env.Results
 	timedOut bool
+	// limit is the time the run was allowed (hangLimit of the job's clean run; for the
+	// clean run itself, testTimeout).
+	limit time.Duration
 }
 
 // runJob is one switched test binary (of pkg, at bin in the copy) to run once per id.
@@ -253,11 +256,26 @@ type runJob struct {
 	ids      []int
 }
 
+// Hang limit of a mutant's run: hangFactor times its job's clean run, measured in the same
+// sandbox command just before (so at the same load), plus hangFloor, and never more than
+// testTimeout. A mutant that does not finish within it is rejected as hanging (RejectTimeout)
+// without a plain check: one that only slows its package's tests past the limit and then
+// fails one is lost, the price of not waiting up to --package-timeout for every mutant that
+// loops forever.
+const (
+	hangFactor = 3
+	hangFloor  = 2 * time.Second
+)
+
 // runJobs runs each job's binary (its package's selected tests) once clean and once per
 // id, all in one sandbox command: a sandbox start, a login shell and the go command's own
-// start per mutant would cost more than most runs. Each run has its own time limit and a
-// cap on the output it may write. A job whose clean run does not pass every selected test
-// is left out of the result (by package, then id): there the switch proves nothing.
+// start per mutant would cost more than most runs. Each run has its own time limit (the
+// clean run testTimeout, a mutant's the hang limit above) and a cap on the output it may
+// write. A mutant's run stops at its first failing test (-test.failfast): one failure
+// kills it, so its FAIL_TO_PASS in the result is that test only, and the tests after it
+// did not run (the plain confirmation runs them all and sets the task's exact sets). A job
+// whose clean run does not pass every selected test is left out of the result (by
+// package, then id): there the switch proves nothing.
 func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob) map[string]map[int]mutantRun {
 	out := map[string]map[int]mutantRun{}
 	if len(jobs) == 0 {
@@ -266,16 +284,26 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 	var script strings.Builder
 	// The go command's cached test2json, run without the go command's start each time.
 	fmt.Fprintf(&script, "T2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n")
+	// Microseconds, from bash's clock (either decimal separator) or date's.
+	script.WriteString("now() { local t=${EPOCHREALTIME//[.,]/}; [ -n \"$t\" ] || t=$(( $(date +%s%N) / 1000 )); echo \"$t\"; }\n")
 	var limit time.Duration
 	for j, job := range jobs {
 		timeout := r.testTimeout(job.pkg)
 		o := fmt.Sprintf("%s/%d", outDir, j)
 		fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\n", env.ShellQuote(c.Path(o)), env.ShellQuote(c.Path(r.s.Env.Packages[job.pkg].Dir)))
+		run := env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg))))
 		for _, id := range append([]int{0}, job.ids...) {
 			f := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", o, id)))
-			fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
-				EnvMutant, id, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout,
-				env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg)))), f, f)
+			if id == 0 {
+				fmt.Fprintf(&script, "t0=$(now)\n(ulimit -f 65536; %s=0 timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
+					EnvMutant, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout, run, f, f)
+				// The mutants' limit, in milliseconds (testTimeout's when the clock failed).
+				fmt.Fprintf(&script, "t1=$(now); lim=%d; [ -n \"$t0\" ] && [ -n \"$t1\" ] && lim=$(( (t1 - t0) / 1000 * %d + %d )); [ \"$lim\" -le %d ] || lim=%d; echo \"$lim\" >%s\n",
+					timeout.Milliseconds(), hangFactor, hangFloor.Milliseconds(), timeout.Milliseconds(), timeout.Milliseconds(), env.ShellQuote(c.Path(o+"/limit")))
+			} else {
+				fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
+					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f)
+			}
 			limit += timeout + 15*time.Second
 		}
 	}
@@ -284,6 +312,13 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 	}
 	for j, job := range jobs {
 		runs := map[int]mutantRun{}
+		timeout := r.testTimeout(job.pkg)
+		hang := timeout
+		if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
+			if ms, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				hang = time.Duration(ms) * time.Millisecond
+			}
+		}
 		for _, id := range append([]int{0}, job.ids...) {
 			f := fmt.Sprintf("%s/%d/%d", outDir, j, id)
 			rc, err := os.ReadFile(c.Path(f + ".rc"))
@@ -292,7 +327,11 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 			}
 			js, _ := os.ReadFile(c.Path(f + ".json"))
 			code := strings.TrimSpace(string(rc))
-			runs[id] = mutantRun{env.ParseGoTestJSON(js), code == "124" || code == "137"}
+			run := mutantRun{Results: env.ParseGoTestJSON(js), timedOut: code == "124" || code == "137", limit: hang}
+			if id == 0 {
+				run.limit = timeout
+			}
+			runs[id] = run
 		}
 		selected := r.selected(job.pkg)
 		clean, ok := runs[0]
@@ -394,8 +433,9 @@ func (r *runner) selected(pkg string) []string {
 	return out
 }
 
-// testTimeout is how long a package's tests may run with a mutant: generously more than
-// on the clean commit (an infinite loop is a common mutant), at most the package limit.
+// testTimeout is how long a package's switched tests may run: the clean run's limit, and
+// the most a mutant's hang limit (runJobs) may be: generously more than on the clean
+// commit when the environment was made, at most the package limit.
 func (r *runner) testTimeout(pkg string) time.Duration {
 	t := time.Duration(r.s.Env.Packages[pkg].Seconds*20*float64(time.Second)) + 3*time.Second
 	if limit := time.Duration(r.s.Env.PackageTimeout * float64(time.Second)); t > limit {

@@ -32,8 +32,9 @@
 // With lazy confirmation (`frognano finetune synth --lazy-confirm`) a candidate that the
 // mutation switch accepted is written, before any plain-patch confirmation, to the
 // subfolder screened/ as <id>.json with "status": "screened". Such a file is not a task:
-// its FAIL_TO_PASS come from the switched build and only the mutated package's tests, and
-// it has no issue text. [Store.List] and [Store.Get] never read screened/ and refuse any
+// its FAIL_TO_PASS holds only the first failing test of each switched test binary that
+// caught it (a mutant's run stops there), and it has no issue text: confirmation runs every
+// affected test and sets the task's exact sets. [Store.List] and [Store.Get] never read screened/ and refuse any
 // file whose status is set, and [Store.Put] refuses to write one, so a reader of the
 // folder's top level sees confirmed tasks only. Confirmation (synth.Confirm, `frognano
 // finetune synth --confirm`) builds each as a plain patch on a fresh copy, writes the task

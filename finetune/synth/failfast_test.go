@@ -1,0 +1,217 @@
+package synth
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/task"
+)
+
+// fastSrc has mutants that two tests catch (Pos), two that fail a test and then hang
+// another (Count: n < 0 → n >= 0, or the early return's condition inverted, fail
+// TestCountZero, then loop forever in TestCountNeg), and some that hang in the first test
+// they reach (Count without n--, or with n++).
+const fastSrc = `package ff
+
+// Pos reports whether n is positive.
+func Pos(n int) bool {
+	return n > 0
+}
+
+// Count is how many steps take n down to 0, and -1 for a negative n.
+func Count(n int) int {
+	if n < 0 {
+		return -1
+	}
+	steps := 0
+	for n != 0 {
+		n--
+		steps++
+	}
+	return steps
+}
+`
+
+const fastTest = `package ff
+
+import "testing"
+
+func TestA(t *testing.T) {
+	if Pos(0) || !Pos(1) || Pos(-1) {
+		t.Fatal("A")
+	}
+}
+
+func TestB(t *testing.T) {
+	if Pos(0) || !Pos(1) || Pos(-1) {
+		t.Fatal("B")
+	}
+}
+
+func TestCountZero(t *testing.T) {
+	if Count(0) != 0 || Count(2) != 2 {
+		t.Fatal(Count(0))
+	}
+}
+
+func TestCountNeg(t *testing.T) {
+	if Count(-2) != -1 {
+		t.Fatal(Count(-2))
+	}
+}
+`
+
+// TestScreenFailFast: a mutant's switched run stops at its first failing test, so a
+// screened candidate's FAIL_TO_PASS is that test alone, and the plain confirmation sets the
+// exact set (TestA and TestB for every mutant of Pos), eager or lazy. A mutant that fails a
+// test and then hangs another passes the screen but never becomes a task: its plain
+// confirmation rejects it as hanging, as the naive way does.
+func TestScreenFailFast(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":        fixture.GoMod("example.com/ff"),
+		"ff/ff.go":      fastSrc,
+		"ff/ff_test.go": fastTest,
+	})
+	ctx := context.Background()
+	const pkg = "example.com/ff/ff"
+	both := []string{pkg + " TestA", pkg + " TestB"}
+	isFailHang := func(o task.Origin) bool {
+		return o.Function == "Count" && (strings.Contains(o.Description, "< became >=") || strings.Contains(o.Description, "inverted the condition"))
+	}
+
+	// Lazy: the screen's sets, then the confirmation's.
+	opts := testOptions(t)
+	opts.LazyConfirm = true
+	sum, err := Run(ctx, repo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := task.Open(opts.StoreDir)
+	screened, _ := store.ListScreened()
+	t.Logf("lazy: screened %d, rejected %v", sum.Screened, sum.Rejected)
+	failHang := 0
+	for _, sc := range screened {
+		t.Logf("screened %s %s: %v", sc.Origin.Function, sc.Origin.Description, sc.FailToPass)
+		if len(sc.FailToPass) != 1 {
+			t.Errorf("screened %s %s: FAIL_TO_PASS %v, want the first failing test alone", sc.Origin.Function, sc.Origin.Description, sc.FailToPass)
+		}
+		if isFailHang(sc.Origin) {
+			failHang++
+		}
+	}
+	if failHang != 2 {
+		t.Errorf("%d of the 2 mutants that fail TestCountZero and then hang screened: a run did not stop at its first failure", failHang)
+	}
+	if sum.Rejected[RejectTimeout] == 0 {
+		t.Errorf("no mutant rejected as hanging by the screen: %v", sum.Rejected)
+	}
+	csum, err := Confirm(ctx, repo, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if csum.Rejected[RejectTimeout] != 2 || csum.Valid != len(screened)-2 {
+		t.Errorf("confirmation: %d valid of %d, rejected %v; want all but the 2 that hang after a failure", csum.Valid, len(screened), csum.Rejected)
+	}
+	checkSets := func(how string, tasks []*task.Task) {
+		pos := 0
+		for _, tk := range tasks {
+			if isFailHang(tk.Origin) {
+				t.Errorf("%s: a task of the mutant that hangs: %+v", how, tk.Origin)
+			}
+			if tk.Origin.Function == "Pos" {
+				pos++
+				if !slices.Equal(tk.FailToPass, both) {
+					t.Errorf("%s: task %s %s: FAIL_TO_PASS %v, want %v", how, tk.Origin.Function, tk.Origin.Description, tk.FailToPass, both)
+				}
+			}
+			if len(tk.PassToPass) == 0 {
+				t.Errorf("%s: task %s: no PASS_TO_PASS", how, tk.ID)
+			}
+		}
+		if pos == 0 {
+			t.Errorf("%s: no task of Pos", how)
+		}
+	}
+	lazyTasks, _ := store.List()
+	checkSets("lazy", lazyTasks)
+
+	// Eager, against the naive way.
+	eopts := opts
+	eopts.LazyConfirm, eopts.CompareNaive, eopts.StoreDir = false, true, t.TempDir()
+	esum, err := Run(ctx, repo, eopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("eager: valid %d, rejected %v, naive %+v", esum.Valid, esum.Rejected, *esum.Naive)
+	if !esum.Naive.Agree {
+		t.Errorf("the switch and the naive way disagree: %v", esum.Naive.Disagree)
+	}
+	if esum.Valid != csum.Valid {
+		t.Errorf("eager made %d tasks, lazy and confirmed %d", esum.Valid, csum.Valid)
+	}
+	estore, _ := task.Open(eopts.StoreDir)
+	eagerTasks, _ := estore.List()
+	checkSets("eager", eagerTasks)
+}
+
+// TestHangLimit: a mutant that loops forever is stopped at a small multiple of its
+// package's clean run (measured in the same command) plus a floor, not at 20 times the
+// environment's clean run: here TestSpin sleeps half a second, so the old limit was 13 s
+// at least; the whole screen of the mutant (its build, the clean run, the mutant's run)
+// now takes less.
+func TestHangLimit(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":        fixture.GoMod("example.com/hang"),
+		"ff/ff.go":      fastSrc,
+		"ff/ff_test.go": "package ff\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestSpin(t *testing.T) {\n\ttime.Sleep(500 * time.Millisecond)\n\tif Count(2) != 2 {\n\t\tt.Fatal(Count(2))\n\t}\n}\n",
+	})
+	ctx := context.Background()
+	opts := testOptions(t)
+	opts.Env.PackageTimeout = time.Minute
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := newRunner(s, opts)
+	src := mustRead(t, s, "ff/ff.go")
+	r.sources["ff/ff.go"] = src
+	ms, err := GoMutants("example.com/hang/ff", "ff/ff.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hang []Mutant
+	for _, m := range ms {
+		if m.Desc == "removed `n--`" {
+			m.ID = 1
+			hang = append(hang, m)
+		}
+	}
+	if len(hang) != 1 {
+		t.Fatalf("%d mutants removing n--", len(hang))
+	}
+	c, err := s.Copy(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	old := r.testTimeout("example.com/hang/ff")
+	start := time.Now()
+	out := r.screen(ctx, c, hang)
+	took := time.Since(start)
+	t.Logf("clean run %.2f s in the environment, old limit %s, screen %s", s.Env.Packages["example.com/hang/ff"].Seconds, old, took)
+	if v := out[1]; v == nil || v.reason != RejectTimeout {
+		t.Fatalf("verdict %+v, want %q", v, RejectTimeout)
+	}
+	if old < 10*time.Second {
+		t.Fatalf("the old limit is %s: the fixture does not tell the limits apart", old)
+	}
+	if took >= old {
+		t.Errorf("the screen took %s: the hanging mutant ran to the old limit (%s)", took, old)
+	}
+}
