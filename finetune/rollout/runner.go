@@ -296,8 +296,9 @@ type job struct {
 }
 
 // source exports the task's base commit once for the group, applies its patch and takes
-// out its FAIL_TO_PASS tests (finetune/withhold): the agent copies it for each episode (agent.Task.Dir is only read), so every episode
-// starts from the same tree and none sees another's work.
+// out its FAIL_TO_PASS tests (finetune/withhold): the agent copies it for each episode
+// (agent.Task.Dir is only read), so every episode starts from the same tree and none sees
+// another's work.
 func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 	g.once.Do(func() {
 		dir := filepath.Join(r.work, g.task.ID)
