@@ -198,14 +198,11 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 			if err != nil || v == "" || path.IsAbs(v) || strings.HasPrefix(path.Clean(v), "..") {
 				return true
 			}
-			off := gf.offset(lit.Pos())
-			for _, r := range rs {
-				if off >= r[0] && off < r[1] {
-					named[path.Clean(v)] = true
-					return true
-				}
+			if inRanges(rs, gf.offset(lit.Pos())) {
+				named[path.Clean(v)] = true
+			} else {
+				kept[path.Clean(v)] = true
 			}
-			kept[path.Clean(v)] = true
 			return true
 		})
 	}
@@ -328,16 +325,13 @@ func uses(files []*goFile, home *goFile, d ast.Decl, names []string, want map[st
 				return true
 			}
 			off := gf.offset(id.Pos())
-			if gf == home && off >= own[0] && off < own[1] {
-				return true
+			switch {
+			case gf == home && inRanges([][2]int{own}, off): // its own declaration
+			case inRanges(removed, off):
+				in++
+			default:
+				out++
 			}
-			for _, r := range removed {
-				if off >= r[0] && off < r[1] {
-					in++
-					return true
-				}
-			}
-			out++
 			return true
 		})
 	}
@@ -355,13 +349,9 @@ func referenced(files []*goFile, want map[string]bool) map[string]string {
 			if !ok || !want[id.Name] {
 				return true
 			}
-			off := gf.fset.Position(id.Pos()).Offset
-			for _, r := range inside {
-				if off >= r[0] && off < r[1] {
-					return true
-				}
+			if !inRanges(inside, gf.offset(id.Pos())) {
+				refs[id.Name] = gf.fset.Position(id.Pos()).String()
 			}
-			refs[id.Name] = gf.fset.Position(id.Pos()).String()
 			return true
 		})
 	}
@@ -398,15 +388,7 @@ func (gf *goFile) without(want map[string]bool) (out []byte, removed []string, w
 			}
 		}
 	}
-	in := func(p token.Pos) bool {
-		off := gf.offset(p)
-		for _, r := range rs {
-			if off >= r[0] && off < r[1] {
-				return true
-			}
-		}
-		return false
-	}
+	in := func(p token.Pos) bool { return inRanges(rs, gf.offset(p)) }
 	// Package names as selectors use them (x.Y), before and after the cut.
 	before, after := map[string]bool{}, map[string]bool{}
 	ast.Inspect(gf.f, func(n ast.Node) bool {

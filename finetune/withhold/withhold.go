@@ -91,13 +91,17 @@ func regular(root, rel string) ([]byte, os.FileMode, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if last := i == len(parts)-1; last && !fi.Mode().IsRegular() || !last && !fi.IsDir() {
+		if i < len(parts)-1 {
+			if !fi.IsDir() {
+				return nil, 0, fmt.Errorf("%s: not a regular file in a folder (a link?)", rel)
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
 			return nil, 0, fmt.Errorf("%s: not a regular file in a folder (a link?)", rel)
 		}
-		if i == len(parts)-1 {
-			b, err := os.ReadFile(p)
-			return b, fi.Mode().Perm(), err
-		}
+		b, err := os.ReadFile(p)
+		return b, fi.Mode().Perm(), err
 	}
 	return nil, 0, fmt.Errorf("%s: empty path", rel)
 }
@@ -135,6 +139,16 @@ func blanksAfter(b []byte, r [2]int) [2]int {
 		r[1] += end + 1
 	}
 	return r
+}
+
+// inRanges: off lies in one of rs.
+func inRanges(rs [][2]int, off int) bool {
+	for _, r := range rs {
+		if off >= r[0] && off < r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 func sortRanges(rs [][2]int) [][2]int {
