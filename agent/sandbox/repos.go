@@ -7,15 +7,15 @@ import (
 )
 
 // repositories are the places of git that hold dir's history and its siblings, which a
-// hidden dir (Options.Hide) takes with it: each folder above dir (or dir) that holds a .git —
-// the repository's top, when the user opened a subfolder; a superproject, when dir is in
-// a submodule — and, where a .git is a file (a linked worktree, a submodule, a separate git
-// dir), the git directory it names, that one's common directory (the main repository's
+// hidden dir (Options.Hide) takes with it: each folder above dir (or dir) that holds a
+// .git — the repository's top, when the user opened a subfolder; a superproject, when dir
+// is in a submodule — and, where a .git is a file (a linked worktree, a submodule, a
+// separate git dir), the git directory it names, that one's common directory (the main repository's
 // .git, with every branch), the main worktree and the common directory's other worktrees;
 // and the repositories whose objects a git directory borrows (objects/info/alternates: a
-// clone made with --shared or --reference). Hiding only dir
-// left all of them readable (a subfolder's ../.git; a worktree's main .git, found through
-// /proc/self/mountinfo's list of what is hidden).
+// clone made with --shared or --reference). Hiding only dir left all of them readable (a
+// subfolder's ../.git; a worktree's main .git, found through /proc/self/mountinfo's list
+// of what is hidden).
 //
 // Nothing here runs git: the files are read as git would, without following its
 // configuration (core.worktree and the like are not followed: what they name is the

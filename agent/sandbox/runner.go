@@ -63,8 +63,9 @@ type Options struct {
 	// ReadOnly), except in unshare mode, which cannot bind back over a mask: there a hidden
 	// folder that holds one of them is replaced by masks of what it holds beside the way to
 	// it (their names show, not their content, and what is made beside them while a
-	// command runs shows until the next command). A folder inside a git repository hides the
-	// repository with it (see repositories). Without isolation (ModeNone) nothing can be hidden: Isolation says so.
+	// command runs shows until the next command). A folder inside a git repository hides
+	// the repository with it (see repositories). Without isolation (ModeNone) nothing can
+	// be hidden: Isolation says so.
 	Hide []string
 	// Mode forces one isolation mode instead of the strongest available (tests of the
 	// weaker ones); NewRunner fails if it does not work here.
@@ -152,10 +153,9 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: hidden path: %w", err)
 		}
-		r.hide = append(r.hide, abs)
 		// A folder inside a repository takes the repository with it (its top, its git
 		// directories, its worktrees, what it borrows objects from).
-		r.hide = append(r.hide, repositories(abs)...)
+		r.hide = append(append(r.hide, abs), repositories(abs)...)
 	}
 	// Other runners' private homes and the rewards' evaluation trees lie in the temp folder:
 	// bubblewrap's /tmp is private, but a TMPDIR elsewhere is shared by every command the
@@ -163,6 +163,10 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 	if t := filepath.Clean(os.TempDir()); t != "/tmp" && len(opts.Hide) > 0 {
 		r.hide = append(r.hide, t)
 	}
+	// Each is looked up at every command: once is enough (a copy's source and the task's
+	// repository bring the same repository).
+	slices.Sort(r.hide)
+	r.hide = slices.Compact(r.hide)
 	base, err := os.MkdirTemp("", "frognano-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private home: %w", err)
@@ -197,14 +201,13 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 		cands := allowCandidates(os.Getenv("HOME"), os.Getenv, goEnv)
 		// What the allowlist names inside a hidden path (a PATH entry or GOMODCACHE in a
 		// folder the user opened) is bound back as it is in the homes.
-		inHidden := slices.Clone(r.hidden)
 		var opaque []string
 		for _, m := range presentHidden(r.hide) {
 			if m.dir {
-				inHidden = append(inHidden, m.path)
 				opaque = append(opaque, m.path)
 			}
 		}
+		inHidden := append(slices.Clone(r.hidden), opaque...)
 		r.allow, r.allowed = allowBinds(cands, inHidden, opaque, homes, r.secrets, filepath.SplitList(goEnv["GOPATH"]))
 	}
 	if iso.Mode == ModeBwrap {
