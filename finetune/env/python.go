@@ -126,14 +126,11 @@ func pythonInstallation(home, repo string) string {
 	if inst == "/" || inst == "/usr" || inst == "/usr/local" || !isDirPath(inst) {
 		return ""
 	}
-	var homes []string
-	if h, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, h)
+	holds := []string{repo}
+	if h, err := os.UserHomeDir(); err == nil { // $HOME
+		holds = append(holds, h)
 	}
-	if h := os.Getenv("HOME"); h != "" {
-		homes = append(homes, h)
-	}
-	for _, p := range append(homes, repo) {
+	for _, p := range holds {
 		if p = filepath.Clean(p); p == inst || strings.HasPrefix(p, inst+string(filepath.Separator)) {
 			if isDirPath(home) {
 				return home

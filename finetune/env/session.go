@@ -117,7 +117,8 @@ func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, err
 	// A Python or JS/TS suite's packages (the user's virtual environment, node_modules):
 	// read-only, at their own paths.
 	r, err := sandbox.NewRunner(ctx, sandbox.Options{ReadOnly: append([]string{ws.ObjectsDir()}, s.Detection.ReadOnly...),
-		Hide: append([]string{s.Checkout.Repo, s.Checkout.Dir, cachedir.Dir()}, s.Detection.Shadowed...), GoCache: s.GoCache, Limits: &sandbox.Limits{Output: 48 << 20}})
+		Hide:    append([]string{s.Checkout.Repo, s.Checkout.Dir, cachedir.Dir()}, s.Detection.Shadowed...),
+		GoCache: s.GoCache, Limits: &sandbox.Limits{Output: 48 << 20}})
 	if err != nil {
 		ws.Remove()
 		return nil, fmt.Errorf("sandbox: %w", err)
