@@ -224,6 +224,9 @@ type runner struct {
 	cfg Config
 	s   *State
 	reg *registry.Registry
+	// synthSaid is what this process's last synthesis run found (Summary.Brief), for the
+	// error when no task is left to train on.
+	synthSaid string
 }
 
 func (r *runner) progress(f float64, detail string) {
@@ -282,9 +285,11 @@ func (r *runner) synth(ctx context.Context) error {
 			// tasks (equal tasks share an ID), so nothing is made twice.
 			o.N, o.Synthesizers, o.HintLevel, o.StoreDir = len(batches[k]), []string{k.synth}, k.hint, r.cfg.StoreDir
 			o.Seed = uint64(r.s.Iteration)*1000 + uint64(round)*100 + uint64(i)
-			if _, err := synth.Run(ctx, r.cfg.Repo, o); err != nil {
+			sum, err := synth.Run(ctx, r.cfg.Repo, o)
+			if err != nil {
 				return err
 			}
+			r.synthSaid = sum.Brief()
 			req := batches[k][0]
 			n := len(fr.Tasks)
 			if err := r.register(store, func(id string) (frontier.Request, bool) {
@@ -373,7 +378,11 @@ func (r *runner) rollouts(ctx context.Context) error {
 		}
 	}
 	if len(r.s.Tasks) == 0 {
-		return errors.New("no training tasks: synthesis made none (see `frognano finetune synth`)")
+		said := ""
+		if r.synthSaid != "" {
+			said = ": its last run found " + r.synthSaid
+		}
+		return fmt.Errorf("no training tasks: synthesis made none%s (see `frognano finetune synth`)", said)
 	}
 	if _, err := r.run(ctx, r.s.Serving, r.s.Tasks, filepath.Join(r.cfg.iterDir(r.s.Iteration), "rollouts")); err != nil {
 		return err

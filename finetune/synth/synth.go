@@ -125,6 +125,33 @@ type Summary struct {
 	PytestSeconds map[string]float64 `json:"pytest_seconds,omitempty"`
 }
 
+// Brief is the summary on one line, for an error that says why synthesis made too few
+// tasks: the baseline's tests, the candidates and what rejected them, and the notes.
+func (s *Summary) Brief() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tests at %.12s: %d passing, %d failing, %d flaky, %d hung; ", s.Commit, s.Tests.Passing, s.Tests.Failing, s.Tests.Flaky, s.Tests.Hung)
+	cands := 0
+	for _, n := range s.Candidates {
+		cands += n
+	}
+	fmt.Fprintf(&b, "%d candidates, %d valid", cands, s.Valid)
+	if len(s.Rejected) > 0 {
+		reasons := make([]string, 0, len(s.Rejected))
+		for r := range s.Rejected {
+			reasons = append(reasons, r)
+		}
+		sort.Strings(reasons)
+		for i, r := range reasons {
+			reasons[i] = fmt.Sprintf("%s %d", r, s.Rejected[r])
+		}
+		b.WriteString("; rejected: " + strings.Join(reasons, ", "))
+	}
+	for _, n := range s.Notes {
+		b.WriteString("; " + n)
+	}
+	return b.String()
+}
+
 // Naive compares validation through the switch with the naive way, on the same candidates.
 type Naive struct {
 	Candidates    int     `json:"candidates"`

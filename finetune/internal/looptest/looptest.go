@@ -74,11 +74,15 @@ func Prepare(t *testing.T, srv *ollamatest.Server) Setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := fixture.Repo(t, map[string]string{
+	// A fixed date makes the same commit on every run, and so the same task IDs: the
+	// held-out split is a hash of the ID, and with the commit of the current second a run
+	// could find all of round 0's tasks held out (as CI once did). At this date three of
+	// iteration 1's first four mutants are training tasks (commit 2f857f12).
+	repo := fixture.RepoAt(t, map[string]string{
 		"go.mod":            fixture.GoMod("example.com/loop"),
 		"calc/calc.go":      fixture.Calc,
 		"calc/calc_test.go": fixture.CalcTest,
-	})
+	}, "2026-01-10T00:00:00Z")
 	return Setup{Repo: repo, Base: base, Weights: weights, Host: u.String(), Dir: t.TempDir(), RegistryDir: t.TempDir(),
 		StoreDir: t.TempDir(), EnvCache: t.TempDir(), Python: py}
 }
