@@ -188,7 +188,7 @@ func (e *Env) listPackages(ctx context.Context, c *Copy) error {
 			e.Module = m.Path
 		}
 		// ./... in a module's folder is its packages only: a nested module's are not.
-		fmt.Fprintf(&script, "echo 'module|%d'\n(cd %s && go list -e -test -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Deps \" \"}}' ./...)\n", i, shellQuote(m.Dir))
+		fmt.Fprintf(&script, "echo 'module|%d'\n(%s && go list -e -test -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Deps \" \"}}' ./...)\n", i, m.Enter())
 	}
 	out, err := c.Run(ctx, script.String(), 5*time.Minute)
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 // results in format (a repository of several Go modules without a go.work: the command
 // changes into each module's folder itself, e.g. "go test -json ./... && cd tools && go test
 // -json ./..."; go runs with GOWORK=off there, and with the go.work at the top when there is
-// one):
+// one; for a go.work below the top the command says so itself, e.g. "cd services && export
+// GOWORK=$PWD/go.work && ..."):
 //
 //	go-test-json  the output of `go test -json` on stdout (a Go module)
 //	junit-xml     JUnit XML written to $FROGNANO_RESULTS (pytest: --junitxml=$FROGNANO_RESULTS)
@@ -88,9 +89,9 @@ type Detection struct {
 	// go.work at the top ties them: see [Modules].
 	Modules   []Module
 	Workspace bool
-	// IgnoredWorkspaces are the go.work files below the top (NestedWorkspaces): only one at
-	// the top ties modules together, so these are not used.
-	IgnoredWorkspaces []string
+	// IgnoredWorkspaces are the go.work files below the top that Modules does not use,
+	// and why (a go.work at the top, a use list it cannot read or that leaves the tree).
+	IgnoredWorkspaces []IgnoredWorkspace
 	// Unsupported, when not empty, says why this version cannot run the suite and what to
 	// do instead, as one sentence for people.
 	Unsupported string
@@ -106,8 +107,7 @@ func Detect(dir string) (Detection, error) {
 	if err != nil || d.Unsupported != "" || (d.Kind != KindGo && d.Kind != KindCommand) {
 		return d, err
 	}
-	d.IgnoredWorkspaces = NestedWorkspaces(dir)
-	if d.Modules, d.Workspace, err = Modules(dir); err != nil {
+	if d.Modules, d.Workspace, d.IgnoredWorkspaces, err = ModulesAndIgnored(dir); err != nil {
 		d.Unsupported = fmt.Sprintf("the Go modules could not be read (%v); fix the go.mod or go.work, or name a command in %s", err, ConfigFile)
 	} else if len(d.Modules) == 0 {
 		d.Unsupported = "the go.work uses no module"

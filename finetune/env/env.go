@@ -19,8 +19,9 @@ import (
 
 // Version of the cached Env format; a cache entry of another version is made again.
 // Version 2 added the Go modules (Modules, Workspace, Package.Module): a version 1 entry
-// saw the module at the top only, and is made again.
-const Version = 2
+// saw the module at the top only, and is made again. Version 3 added Module.Work (a go.work
+// below the top ties its modules): a version 2 entry ran those with GOWORK=off.
+const Version = 3
 
 // Options tune Open. The zero value works.
 type Options struct {
@@ -67,8 +68,9 @@ type Env struct {
 	// Module is the path of the Go module at the top ("" when the top has none).
 	Module string `json:"module,omitempty"`
 	// Modules are every Go module the suite runs (the top's first), and Workspace whether
-	// a go.work at the top ties them (go runs with it; without, with GOWORK=off in each
-	// module's folder). See [Modules].
+	// a go.work at the top ties them (go runs with it; without, in each module's folder
+	// with the go.work below the top that ties it, Module.Work, else GOWORK=off). See
+	// [Modules].
 	Modules   []Module `json:"modules,omitempty"`
 	Workspace bool     `json:"workspace,omitempty"`
 	// Tests by TestID: pass, fail, skip, flaky or hung.

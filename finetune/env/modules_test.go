@@ -19,9 +19,11 @@ func TestModulesFound(t *testing.T) {
 		workspace bool
 		err       string
 	}{
-		{"nested and replaced", fixture.MultiModule(), []Module{{"example.com/app", "."}, {"example.com/lib", "lib"}, {"example.com/app/tools", "tools"}}, false, ""},
-		{"go.work", fixture.Workspace(), []Module{{"example.com/a", "a"}, {"example.com/b", "b"}}, true, ""},
-		{"one", map[string]string{"go.mod": "module \"example.com/q\" // quoted\n"}, []Module{{"example.com/q", "."}}, false, ""},
+		{"nested and replaced", fixture.MultiModule(), []Module{{Path: "example.com/app", Dir: "."}, {Path: "example.com/lib", Dir: "lib"}, {Path: "example.com/app/tools", Dir: "tools"}}, false, ""},
+		{"go.work", fixture.Workspace(), []Module{{Path: "example.com/a", Dir: "a"}, {Path: "example.com/b", Dir: "b"}}, true, ""},
+		{"one", map[string]string{"go.mod": "module \"example.com/q\" // quoted\n"}, []Module{{Path: "example.com/q", Dir: "."}}, false, ""},
+		{"nested go.work", fixture.NestedWorkspace(), []Module{{Path: "example.com/top", Dir: "."},
+			{Path: "example.com/a", Dir: "ws/a", Work: "ws"}, {Path: "example.com/b", Dir: "ws/b", Work: "ws"}, {Path: "example.com/c", Dir: "ws/c"}}, false, ""},
 		{"use outside", map[string]string{"go.work": "go 1.22\nuse ../elsewhere\n"}, nil, true, "outside the repository"},
 		{"use missing", map[string]string{"go.work": "go 1.22\nuse ./gone\n"}, nil, true, "gone"},
 	} {
@@ -49,24 +51,88 @@ func TestModulesFound(t *testing.T) {
 }
 
 func TestNestedWorkspaces(t *testing.T) {
-	dir := t.TempDir()
-	for rel, content := range map[string]string{
-		"go.work": "go 1.22\nuse ./a\n", "a/go.mod": "module example.com/a\n",
-		"svc/go.work": "go 1.22\nuse ./x\n", "svc/x/go.mod": "module example.com/x\n",
-		"a/deep/go.work": "go 1.22\n", "vendor/v/go.work": "", ".hidden/go.work": "", "a/testdata/go.work": "",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	write := func(files map[string]string) string {
+		dir := t.TempDir()
+		for rel, content := range files {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, p, content)
 		}
-		writeFile(t, p, content)
+		return dir
 	}
-	if got, want := NestedWorkspaces(dir), []string{"a/deep/go.work", "svc/go.work"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("NestedWorkspaces = %q, want %q", got, want)
+	nested := map[string]string{
+		"a/go.mod":           "module example.com/a\n",
+		"svc/go.work":        "go 1.22\nuse (\n\t./x\n\t./inner/z\n)\n",
+		"svc/x/go.mod":       "module example.com/x\n",
+		"svc/inner/go.work":  "go 1.22\nuse ./z\nuse ../x\nuse ../../a\n",
+		"svc/inner/z/go.mod": "module example.com/z\n",
+		"a/deep/go.work":     "go 1.22\n",
+		"bad/go.work":        "go 1.22\nuse ../../outside\n",
+		"vendor/v/go.work":   "", ".hidden/go.work": "", "a/testdata/go.work": "",
 	}
-	d, err := Detect(dir)
-	if err != nil || !reflect.DeepEqual(d.IgnoredWorkspaces, []string{"a/deep/go.work", "svc/go.work"}) || !d.Workspace {
+
+	// Without a go.work at the top, each below it ties the modules it uses: the nearest at
+	// or above a module's folder wins (x stays svc's; z goes to svc/inner, the deeper), else
+	// the first that uses it (a, which only svc/inner names). The unreadable are said.
+	mods, ws, ignored, err := ModulesAndIgnored(write(nested))
+	want := []Module{{Path: "example.com/a", Dir: "a", Work: "svc/inner"}, {Path: "example.com/z", Dir: "svc/inner/z", Work: "svc/inner"},
+		{Path: "example.com/x", Dir: "svc/x", Work: "svc"}}
+	if err != nil || ws || !reflect.DeepEqual(mods, want) {
+		t.Errorf("modules %+v, workspace %v, %v; want %+v", mods, ws, err, want)
+	}
+	if len(ignored) != 2 || ignored[0].Path != "a/deep/go.work" || !strings.Contains(ignored[0].Why, "no use directive") ||
+		ignored[1].Path != "bad/go.work" || !strings.Contains(ignored[1].Why, "outside the repository") {
+		t.Errorf("ignored %+v", ignored)
+	}
+
+	// With one at the top, that one ties them all and those below are said to be unused.
+	nested["go.work"] = "go 1.22\nuse ./a\n"
+	d, err := Detect(write(nested))
+	if err != nil || !d.Workspace || len(d.Modules) != 1 || len(d.IgnoredWorkspaces) != 4 ||
+		d.IgnoredWorkspaces[0].Path != "a/deep/go.work" || !strings.Contains(d.IgnoredWorkspaces[0].Why, "at the top") {
 		t.Errorf("Detect: %+v, %v", d, err)
+	}
+}
+
+// TestEnter: a module tied by a go.work below the top is entered through that go.work's
+// folder, which sets GOWORK to its absolute path.
+func TestEnter(t *testing.T) {
+	for _, tc := range []struct {
+		m    Module
+		want string
+	}{
+		{Module{Dir: "lib"}, "cd 'lib'"},
+		{Module{Dir: "svc/x", Work: "svc"}, `cd 'svc' && export GOWORK="$PWD/go.work" && cd 'x'`},
+		{Module{Dir: "svc", Work: "svc"}, `cd 'svc' && export GOWORK="$PWD/go.work" && cd '.'`},
+		{Module{Dir: "a", Work: "svc/inner"}, `cd 'svc/inner' && export GOWORK="$PWD/go.work" && cd '../../a'`},
+	} {
+		if got := tc.m.Enter(); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.m, got, tc.want)
+		}
+	}
+}
+
+// TestOpenNestedWorkspace runs the modules a go.work below the top ties with it (b builds
+// only so), and the top's module alone.
+func TestOpenNestedWorkspace(t *testing.T) {
+	s, err := Open(context.Background(), fixture.Repo(t, fixture.NestedWorkspace()), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := s.Env
+	for _, id := range []string{"example.com/top TestTop", "example.com/a/calc TestSum", "example.com/b TestTotal", "example.com/c TestC"} {
+		if e.Tests[id].Status != Pass {
+			t.Errorf("%s: %q, want pass; tests %v, broken %v", id, e.Tests[id].Status, e.Tests, e.Broken)
+		}
+	}
+	if m := e.ModuleOf("example.com/b"); m.Dir != "ws/b" || m.Work != "ws" {
+		t.Errorf("ModuleOf(b) = %+v", m)
+	}
+	if got := e.Affected("example.com/a/calc"); len(got) != 2 {
+		t.Errorf("Affected(a/calc) = %v", got)
 	}
 }
 
@@ -159,11 +225,11 @@ func TestConfigCommandModules(t *testing.T) {
 // module that has packages among those asked, in its folder.
 func TestInModules(t *testing.T) {
 	cmd := func(args string) string { return "go test " + args }
-	one := &Env{Module: "example.com/m", Modules: []Module{{"example.com/m", "."}}}
+	one := &Env{Module: "example.com/m", Modules: []Module{{Path: "example.com/m", Dir: "."}}}
 	if got := one.InModules(nil, cmd); got != "go test ./..." {
 		t.Errorf("one module: %q", got)
 	}
-	e := &Env{Modules: []Module{{"example.com/app", "."}, {"example.com/app/tools", "tools"}, {"example.com/lib", "lib"}},
+	e := &Env{Modules: []Module{{Path: "example.com/app", Dir: "."}, {Path: "example.com/app/tools", Dir: "tools"}, {Path: "example.com/lib", Dir: "lib"}},
 		Packages: map[string]Package{"example.com/lib/calc": {Dir: "lib/calc", Module: "lib"}}}
 	got := e.InModules([]string{"example.com/app/tools/count", "example.com/lib/calc"}, cmd)
 	want := "rc=0\n(cd 'tools' && go test 'example.com/app/tools/count') || rc=1\n(cd 'lib' && go test 'example.com/lib/calc') || rc=1\nexit $rc"

@@ -138,7 +138,8 @@ func (s *Session) Copy(ctx context.Context, files map[string][]byte) (*Copy, err
 // Run runs command (bash) at the top of the copy. Go never fetches a toolchain there: the
 // sandbox has no network, and a clear build failure beats a download that cannot happen.
 // GOWORK is explicit: the go.work at the top of the copy when detection honoured one,
-// else off, so that a module runs alone whatever go.work a folder above it may hold.
+// else off, so that a module runs alone whatever go.work a folder above it may hold; a
+// command entering a module a go.work below the top ties sets that one (Module.Enter).
 func (c *Copy) Run(ctx context.Context, command string, timeout time.Duration) (sandbox.Output, error) {
 	return c.runner.Run(ctx, sandbox.Cmd{Dir: c.WS.Root, Command: "export GOTOOLCHAIN=local GOFLAGS=\"$GOFLAGS -buildvcs=false\" GOWORK=" + shellQuote(c.gowork) + "; " + command, Timeout: timeout})
 }

@@ -72,6 +72,7 @@ import (
 type goRun struct {
 	pkg, dir string   // import path; folder relative to the top, slash-separated
 	mod      string   // its module's folder, where it builds (relative, slash-separated)
+	gowork   string   // GOWORK for its build: a go.work of the tree (absolute), or off
 	names    []string // the hidden tests of the package
 	canary   string   // frognano's test that passes
 	failing  string   // frognano's test that fails
@@ -88,13 +89,8 @@ func runGo(ctx context.Context, root, tmp string, spec task.TestSpec, hidden []s
 	if err != nil {
 		return nil, "", "", err
 	}
-	// go.work is the base commit's (the agent's never reaches the tree: tree.go).
-	gowork := "off"
-	if spec.Workspace {
-		gowork = filepath.Join(root, "go.work")
-	}
 	start := time.Now()
-	if err := buildGo(ctx, root, tmp, gowork, runs, o); err != nil {
+	if err := buildGo(ctx, root, tmp, runs, o); err != nil {
 		return nil, "", "", err
 	}
 	res.Build = time.Since(start)
@@ -299,6 +295,10 @@ func planGo(root string, spec task.TestSpec, hidden []string) ([]goRun, error) {
 		if err := realParents(root, dir+"/x"); err != nil {
 			return nil, err
 		}
+		gowork, err := goWork(root, spec, mod)
+		if err != nil {
+			return nil, err
+		}
 		name, err := testPackageName(filepath.Join(root, filepath.FromSlash(dir)))
 		if err != nil {
 			return nil, fmt.Errorf("reward: %s: %w", pkg, err)
@@ -311,9 +311,31 @@ func planGo(root string, spec task.TestSpec, hidden []string) ([]goRun, error) {
 		}
 		names := byPkg[pkg]
 		sort.Strings(names)
-		runs = append(runs, goRun{pkg: pkg, dir: dir, mod: mod, names: names, canary: canary, failing: failing, src: p})
+		runs = append(runs, goRun{pkg: pkg, dir: dir, mod: mod, gowork: gowork, names: names, canary: canary, failing: failing, src: p})
 	}
 	return runs, nil
+}
+
+// goWork is GOWORK for building the module in folder mod: the go.work at the top when the
+// task runs with it, the one in the folder spec.Works gives for the module (below the top,
+// inside the tree, reached by no link), else off. Each is the base commit's: the agent's
+// changes count only in the files the task's patch touches (tree.go), never a go.work.
+func goWork(root string, spec task.TestSpec, mod string) (string, error) {
+	if spec.Workspace {
+		return filepath.Join(root, "go.work"), nil
+	}
+	w := spec.WorkDir(mod)
+	if w == "" {
+		return "off", nil
+	}
+	w = path.Clean(w)
+	if path.IsAbs(w) || w == ".." || strings.HasPrefix(w, "../") {
+		return "", fmt.Errorf("reward: the go.work folder %q of the module in %s is outside the tree", w, mod)
+	}
+	if err := realParents(root, w+"/go.work"); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(w), "go.work"), nil
 }
 
 // random is 16 hex digits drawn at random.
@@ -342,9 +364,9 @@ func testPackageName(dir string) (string, error) {
 }
 
 // buildGo compiles each package's test binary in the sandbox, in its module's folder with
-// GOWORK gowork, and moves it out of the tree into tmp/bin, where the test run can only
+// its GOWORK (goRun.gowork), and moves it out of the tree into tmp/bin, where the test run can only
 // read it.
-func buildGo(ctx context.Context, root, tmp, gowork string, runs []goRun, o Options) error {
+func buildGo(ctx context.Context, root, tmp string, runs []goRun, o Options) error {
 	layers := gocache.Layers{Trusted: o.Trusted, Scratch: filepath.Join(tmp, "scratch-build")}
 	opts := sandbox.Options{Limits: runLimits(1 << 20)}
 	if err := layers.Sandbox(&opts, o.Exe); err != nil {
@@ -371,7 +393,7 @@ func buildGo(ctx context.Context, root, tmp, gowork string, runs []goRun, o Opti
 		// In the module's folder, from the top: the sandbox shows the command its own folder
 		// only, and the module may need the rest of the tree (a replace, the go.work).
 		cmd := fmt.Sprintf(`export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false" GOWORK=%s; cd %s && go test -c -vet=off -o %s %s`,
-			env.ShellQuote(gowork), env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.mod))),
+			env.ShellQuote(run.gowork), env.ShellQuote(filepath.Join(root, filepath.FromSlash(run.mod))),
 			env.ShellQuote(filepath.Join(root, out, name)), env.ShellQuote("./"+rel))
 		o, err := r.Run(ctx, sandbox.Cmd{Dir: root, Command: cmd, Timeout: 20 * time.Minute})
 		if err != nil {

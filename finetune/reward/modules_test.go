@@ -85,3 +85,35 @@ func TestScoreWorkspace(t *testing.T) {
 		t.Errorf("without the workspace: reward %v (%s), failed %v", res.Reward, res.Reason, res.Failed)
 	}
 }
+
+// TestScoreNestedWorkspace: a module tied by a go.work below the top (test.works) builds
+// with that one (b needs it to find a), and only when the task says so.
+func TestScoreNestedWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	files := fixture.NestedWorkspace()
+	spec := task.TestSpec{Modules: map[string]string{"example.com/a/calc": "ws/a", "example.com/b": "ws/b"},
+		Works: map[string]string{"ws/a": "ws", "ws/b": "ws"}}
+	f2p := []string{"example.com/a/calc TestSum", "example.com/b TestTotal"}
+	tk, o := moduleTask(t, files, "ws/a/calc/calc.go", "i := 0;", "i := 1;", spec, f2p, []string{"example.com/a/calc TestAbs"})
+	ws := agentCopy(t, tk)
+	write(t, ws.Root, "ws/a/calc/calc.go", files["ws/a/calc/calc.go"])
+	if res := score(t, tk, ws, o); res.Reward != 1 {
+		t.Errorf("reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+	}
+	alone := *tk
+	alone.Test.Works = nil
+	if res := score(t, &alone, ws, o); res.Reward != 0 || !slices.Contains(res.Failed, "example.com/b TestTotal") || !strings.Contains(res.Reason, "did not build") {
+		t.Errorf("without the workspace: reward %v (%s), failed %v", res.Reward, res.Reason, res.Failed)
+	}
+	outside := *tk
+	outside.Test.Works = map[string]string{"ws/b": "../x"}
+	ch, err := ws.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Score(context.Background(), &outside, ch, o); err == nil || !strings.Contains(err.Error(), "outside the tree") {
+		t.Errorf("a go.work folder outside the tree: %+v, %v", res, err)
+	}
+}

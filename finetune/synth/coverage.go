@@ -86,12 +86,16 @@ func (r *runner) coverage(ctx context.Context) *coverage {
 // moduleKey names the modules in the coverage cache's key: one module at the top keeps the
 // key it had before modules were recorded.
 func moduleKey(mods []env.Module) string {
-	if len(mods) == 1 && mods[0].Dir == "." {
+	if len(mods) == 1 && mods[0].Dir == "." && mods[0].Work == "" {
 		return mods[0].Path
 	}
 	var parts []string
 	for _, m := range mods {
-		parts = append(parts, m.Path+"="+m.Dir)
+		if p := m.Path + "=" + m.Dir; m.Work != "" {
+			parts = append(parts, p+"@"+m.Work) // a workspace can build it differently
+		} else {
+			parts = append(parts, p)
+		}
 	}
 	return strings.Join(parts, ",")
 }

@@ -107,16 +107,56 @@ func TestSynthesizeWorkspace(t *testing.T) {
 	}
 }
 
-// TestNestedWorkspaceNote: a go.work below the top is not used (each module runs in its own
-// folder), and the summary says so, naming it, instead of leaving a module that builds only
-// within it to fail its tests silently.
-func TestNestedWorkspaceNote(t *testing.T) {
-	files := map[string]string{}
-	for rel, content := range fixture.Workspace() {
-		files["ws/"+rel] = content
+// TestSynthesizeNestedWorkspace: a go.work below the top ties the modules it uses (b
+// builds only with it): tasks come from them, say which go.work their tests run with, and
+// check out so; the top's module runs alone.
+func TestSynthesizeNestedWorkspace(t *testing.T) {
+	repo := fixture.Repo(t, fixture.NestedWorkspace())
+	opts := testOptions(t)
+	opts.N = 6
+	opts.Synthesizers = []string{SynthMutation}
+	ctx := context.Background()
+	sum, err := Run(ctx, repo, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	files["go.mod"] = fixture.GoMod("example.com/top")
-	files["top_test.go"] = "package top\n\nimport \"testing\"\n\nfunc TestTop(t *testing.T) {}\n"
+	t.Logf("valid %d of %v, rejected %v, notes %q", sum.Valid, sum.Candidates, sum.Rejected, sum.Notes)
+	if len(sum.Notes) != 0 {
+		t.Errorf("notes %q", sum.Notes)
+	}
+	store, _ := task.Open(opts.StoreDir)
+	tasks, _ := store.List()
+	if len(tasks) != opts.N {
+		t.Fatalf("%d tasks, want %d", len(tasks), opts.N)
+	}
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	inB := false
+	for _, tk := range tasks {
+		if tk.Test.Workspace || tk.Test.WorkDir("ws/a") != "ws" {
+			t.Errorf("%s: workspace %v, works %v", tk.ID, tk.Test.Workspace, tk.Test.Works)
+		}
+		for _, id := range tk.FailToPass {
+			if strings.HasPrefix(id, "example.com/b ") && !inB {
+				inB = true
+				checkTask(t, s, tk) // b's tests build only with ws/go.work
+			}
+		}
+	}
+	if !inB {
+		t.Error("no task fails a test of b")
+	}
+}
+
+// TestNestedWorkspaceNote: a go.work below the top that cannot be used (its use list
+// leaves the repository) is named in the summary, with why, instead of leaving a module
+// that builds only within it to fail its tests silently.
+func TestNestedWorkspaceNote(t *testing.T) {
+	files := fixture.NestedWorkspace()
+	files["ws/go.work"] = "go 1.22\n\nuse (\n\t./a\n\t../../elsewhere\n)\n"
 	repo := fixture.Repo(t, files)
 	opts := testOptions(t)
 	opts.Progress = func(Progress) {}
@@ -125,7 +165,7 @@ func TestNestedWorkspaceNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Env.Workspace || len(sum.Notes) != 1 || !strings.HasPrefix(sum.Notes[0], "ws/go.work is not used") {
-		t.Errorf("workspace %v, notes %q", s.Env.Workspace, sum.Notes)
+	if len(sum.Notes) != 1 || !strings.HasPrefix(sum.Notes[0], "ws/go.work is not used: uses ../../elsewhere, outside the repository") {
+		t.Errorf("notes %q", sum.Notes)
 	}
 }

@@ -227,9 +227,7 @@ func open(ctx context.Context, repo string, opts Options) (*env.Session, *runner
 		EnvSeconds: s.Env.Seconds, Store: storeDir, Candidates: map[string]int{}, ValidBy: map[string]int{},
 		ValidatedBy: map[string]int{}, Rejected: map[string]int{}, RejectedBy: map[string]map[string]int{}}
 	for _, w := range s.Detection.IgnoredWorkspaces {
-		sum.Notes = append(sum.Notes, w+" is not used: only a go.work at the top of the repository ties its modules together; "+
-			"each module runs in its own folder with GOWORK=off, so one that builds only in that workspace fails its tests and gives no tasks "+
-			"(move the go.work to the top, or add replace directives)")
+		sum.Notes = append(sum.Notes, w.Path+" is not used: "+w.Why)
 	}
 	return s, newRunner(s, opts), store, sum, nil
 }
@@ -602,11 +600,18 @@ func (r *runner) testSpec(ids ...[]string) task.TestSpec {
 	for _, list := range ids {
 		for _, id := range list {
 			pkg, _ := env.SplitID(id)
-			if d := r.s.Env.ModuleOf(pkg).Dir; d != "." {
+			m := r.s.Env.ModuleOf(pkg)
+			if m.Dir != "." {
 				if ts.Modules == nil {
 					ts.Modules = map[string]string{}
 				}
-				ts.Modules[pkg] = d
+				ts.Modules[pkg] = m.Dir
+			}
+			if m.Work != "" {
+				if ts.Works == nil {
+					ts.Works = map[string]string{}
+				}
+				ts.Works[m.Dir] = m.Work
 			}
 		}
 	}

@@ -186,7 +186,7 @@ func checkTask(t *testing.T, s *env.Session, tk *task.Task) {
 	}
 	var tests strings.Builder
 	for d, ps := range byDir {
-		fmt.Fprintf(&tests, " && (cd %s && go test -json -count=1 -vet=off -timeout=5s -run %s %s; true)", env.ShellQuote(d),
+		fmt.Fprintf(&tests, " && (%s && go test -json -count=1 -vet=off -timeout=5s -run %s %s; true)", env.Module{Dir: d, Work: tk.Test.WorkDir(d)}.Enter(),
 			env.ShellQuote(env.RunRegexp(runNames)), strings.Join(ps, " "))
 	}
 	run := func(apply string) env.Results {

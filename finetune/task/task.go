@@ -58,16 +58,18 @@
 // "combined" (the patches of the tasks origin.parts in one; features.bugs counts them).
 // Fields added within version 1, absent from older files: features.locality,
 // features.call_depth, features.packages, origin.commit, origin.parts, test.modules,
-// test.workspace.
+// test.workspace, test.works.
 //
 // Go modules: a test's package builds and runs in the folder of its module, which
 // test.modules gives by package import path ("lib" for example.com/lib/calc; "." is the
 // top). A package it does not name, and every package of a task without it (a repository
 // of one module at its top, and tasks made before modules were recorded), is in the module
 // at the top. test.workspace true: the go.work at the top ties the modules and the tests
-// run with it; absent, each module runs alone (GOWORK=off). A reader that predates
-// test.modules looks for every package in the module at the top, where another module's
-// does not build: there such a task fails to score (an error, or reward 0), never passes.
+// run with it; absent, each module runs alone (GOWORK=off), or, when test.works names its
+// folder, with the go.work of the folder given there (one below the top). A reader that
+// predates test.modules looks for every package in the module at the top, where another
+// module's does not build: there such a task fails to score (an error, or reward 0), never
+// passes; one that predates test.works runs such a module alone, where it fails to build.
 //
 // Fields may be added within a version; a field's meaning never changes without a new
 // version.
@@ -120,7 +122,15 @@ type TestSpec struct {
 	Modules map[string]string `json:"modules,omitempty"`
 	// Workspace: the Go tests run with the go.work at the top (else GOWORK=off).
 	Workspace bool `json:"workspace,omitempty"`
+	// Works are, by module folder (as in Modules, "." the top), the folder of the go.work
+	// below the top that ties the module: its tests run with that one. Absent: GOWORK=off
+	// (or the top's, with Workspace).
+	Works map[string]string `json:"works,omitempty"`
 }
+
+// WorkDir is the folder of the go.work below the top that ties the module in folder mod
+// ("" none: see Works).
+func (s TestSpec) WorkDir(mod string) string { return s.Works[mod] }
 
 // ModuleDir is the folder of the module of the Go package pkg, where its tests build and
 // run: "." (the top) unless Modules says otherwise.

@@ -23,7 +23,10 @@ import (
 //
 // In the folder of every Go module (finetune/env.Modules' rule: no vendor, testdata,
 // node_modules or hidden folders; with the go.work at the top when there is one, since ./...
-// at the top is the top's module only, and nothing when the top has none), it lists with
+// at the top is the top's module only, and nothing when the top has none; without one, with
+// the nearest go.work at or above the module's folder, as a go command run there would
+// find it: finetune/env ties a module to that one too, or, in rarer layouts, to none or
+// another, and then only this layer's hits are lost), it lists with
 // `go list -e -deps -test ./...` the packages that the module's packages and tests import,
 // keeps those of the standard library and those whose folder lies in the module cache (of a
 // module that is not a main one), and compiles them with `go build`, in the environment test
@@ -41,11 +44,16 @@ import (
 // again for one package's test: keyed by the repository's). A module with nothing to build
 // builds nothing (go build with no package would build the module's own). Vet's facts are
 // not built: a go test that vets computes them on its run's scratch layer.
-const BuildCommand = `export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; [ -f go.work ] || export GOWORK=off
+const BuildCommand = `export GOTOOLCHAIN=local GOFLAGS="$GOFLAGS -buildvcs=false"; top=$PWD; topwork=; [ -f go.work ] && topwork=1 || export GOWORK=off
 set -f
 modcache=$(go env GOMODCACHE </dev/null) && [ -n "$modcache" ] || exit 1
 find . \( -name vendor -o -name testdata -o -name node_modules -o -name '.?*' \) -prune -o -name go.mod -type f -print | while read -r m; do
 	(cd "$(dirname "$m")" || exit
+	if [ -z "$topwork" ]; then
+		w=$PWD
+		while [ "$w" != "$top" ] && [ "$w" != / ] && [ ! -f "$w/go.work" ]; do w=$(dirname "$w"); done
+		[ "$w" = "$top" ] || [ "$w" = / ] || export GOWORK="$w/go.work"
+	fi
 	listcache=$(mktemp -d) || exit
 	pkgs=$(GOCACHEPROG= GOCACHE="$listcache" go list -e -deps -test -f '` + depsTemplate + `' ./... </dev/null |
 		while read -r p d; do case $d in std|"$modcache"/*) echo "$p";; esac; done)
