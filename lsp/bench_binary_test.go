@@ -3,6 +3,7 @@ package lsp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -52,16 +53,33 @@ func benchBinary(b *testing.B) (bin, root, cache string) {
 	return bin, root, b.TempDir()
 }
 
+// benchPeer is the command line of another language server that the start-up and memory
+// benchmarks measure instead of frognano, from FROGNANO_BENCH_PEER (split at spaces; e.g.
+// lsp-ai's binary), and FROGNANO_BENCH_PEER_INIT its initializationOptions (JSON): the
+// peers of issue 13 compared on the same workspace, client and clock. Empty when unset.
+func benchPeer() []string {
+	return strings.Fields(os.Getenv("FROGNANO_BENCH_PEER"))
+}
+
 // initializeLSP sends initialize with the workspace folder and a client like VS Code.
 func initializeLSP(p *lspProcess) error {
-	res, err := p.server.Initialize(context.Background(), &protocol.InitializeParams{
+	params := &protocol.InitializeParams{
 		RootURI: ptr(uri.File(p.root)),
 		WorkspaceFoldersInitializeParams: protocol.WorkspaceFoldersInitializeParams{
 			WorkspaceFolders: protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(p.root), Name: "calc"}})},
 		Capabilities: capsFull(),
-	})
+	}
+	if init := os.Getenv("FROGNANO_BENCH_PEER_INIT"); init != "" {
+		if err := json.Unmarshal([]byte(init), &params.InitializationOptions); err != nil {
+			return fmt.Errorf("FROGNANO_BENCH_PEER_INIT: %w", err)
+		}
+	}
+	res, err := p.server.Initialize(context.Background(), params)
 	if err != nil {
 		return fmt.Errorf("initialize: %w (stderr: %s)", err, p.stderr)
+	}
+	if len(benchPeer()) > 0 {
+		return nil // another server: its own name
 	}
 	if res.ServerInfo.Name != "frognano" {
 		return fmt.Errorf("server info %+v", res.ServerInfo)

@@ -88,6 +88,9 @@ func startLSP(t *testing.T, bin, files string, env ...string) *lspProcess {
 // test's cleanup, benchmarks start many).
 func launchLSP(tb testing.TB, bin, root, logPath string, env ...string) (*lspProcess, error) {
 	cmd := exec.Command(bin, "lsp", "--log", logPath)
+	if peer := benchPeer(); len(peer) > 0 {
+		cmd = exec.Command(peer[0], peer[1:]...)
+	}
 	cmd.Env = append(passthroughEnv(), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
