@@ -132,6 +132,10 @@ func BenchmarkColdStart(b *testing.B) {
 		}
 		lat = append(lat, time.Since(t0))
 		b.StopTimer()
+		// A client says initialized before anything else (lsp-ai refuses a shutdown first).
+		if err := p.server.Initialized(context.Background(), &protocol.InitializedParams{}); err != nil {
+			b.Fatal(err)
+		}
 		stopLSP(b, p)
 		b.StartTimer()
 	}
