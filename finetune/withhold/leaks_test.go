@@ -1,0 +1,464 @@
+package withhold
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/frognano/frognano/finetune/task"
+)
+
+// leakCases are trees an adversarial review tried against withhold: each marks what a
+// withheld test asserts with HIDDEN. After Tests, no file may still hold it unless the
+// result names the leak (a test in Kept, a declaration in Shared); a case with a
+// "finding" section is a leak still open, skipped with it.
+var leakCases = map[string]string{
+	// (a) A table a withheld and a kept test both use stays (the kept test needs it), and so
+	// do its values: Shared names it.
+	"go_shared_table": `
+-- kind --
+go
+-- ids --
+example.com/m TestAdd
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- m_test.go --
+package m
+
+import "testing"
+
+var addTests = []struct{ a, b, want int }{
+	{2, 3, 5}, // HIDDEN
+}
+
+func TestAdd(t *testing.T) {
+	for _, tt := range addTests {
+		if Add(tt.a, tt.b) != tt.want {
+			t.Error(tt)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	if len(addTests) == 0 {
+		t.Fatal()
+	}
+}
+`,
+	// (a) A table only the withheld test uses, declared in a var block with one a kept test
+	// uses: the block stays whole.
+	"go_table_in_block": `
+-- kind --
+go
+-- ids --
+example.com/m TestAdd
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- m_test.go --
+package m
+
+import "testing"
+
+var (
+	addTests = []struct{ a, b, want int }{
+		{2, 3, 5}, // HIDDEN
+	}
+	limit = 3
+)
+
+func TestAdd(t *testing.T) {
+	for _, tt := range addTests {
+		if Add(tt.a, tt.b) != tt.want {
+			t.Error(tt)
+		}
+	}
+}
+
+func TestLimit(t *testing.T) {
+	if limit != 3 {
+		t.Fatal()
+	}
+}
+`,
+	// (b) Golden files named by filepath.Join of literals and by a concatenation.
+	"go_golden_join": `
+-- kind --
+go
+-- ids --
+example.com/m TestRender
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Render() string { return "" }
+-- m_test.go --
+package m
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	a, _ := os.ReadFile(filepath.Join("testdata", "a.golden"))
+	b, _ := os.ReadFile("testdata/" + "b.golden")
+	if Render() != string(a)+string(b) {
+		t.Fatal("render")
+	}
+}
+
+func TestOther(t *testing.T) {
+	if _, err := os.ReadFile(filepath.Join("testdata", "kept.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
+-- testdata/a.golden --
+HIDDEN-a
+-- testdata/b.golden --
+HIDDEN-b
+-- testdata/kept.txt --
+kept
+`,
+	// (b) A golden file named after the test (t.Name()), or from a table's field.
+	"go_golden_dynamic": `
+-- finding --
+a golden file whose name is computed at run time (t.Name()+".golden", a table's field) is not found: it stays, unnamed in the result
+-- kind --
+go
+-- ids --
+example.com/m TestRender
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Render() string { return "" }
+-- m_test.go --
+package m
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	want, _ := os.ReadFile(filepath.Join("testdata", t.Name()+".golden"))
+	if Render() != string(want) {
+		t.Fatal("render")
+	}
+}
+-- testdata/TestRender.golden --
+HIDDEN
+`,
+	// (b) A file embedded into a variable only the withheld test uses.
+	"go_golden_embed": `
+-- finding --
+a file a //go:embed directive names stays when the variable goes with the withheld test (the pattern is in a comment, not a string literal), unnamed in the result
+-- kind --
+go
+-- ids --
+example.com/m TestRender
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Render() string { return "" }
+-- m_test.go --
+package m
+
+import (
+	_ "embed"
+	"testing"
+)
+
+//go:embed testdata/render.golden
+var want string
+
+func TestRender(t *testing.T) {
+	if Render() != want {
+		t.Fatal("render")
+	}
+}
+-- testdata/render.golden --
+HIDDEN
+`,
+	// (c) A subtest's id: Go's FAIL_TO_PASS are top-level tests (env folds subtests into
+	// them), but one named TestX/case stays and is named in Kept.
+	"go_subtest": `
+-- kind --
+go
+-- ids --
+example.com/m TestAdd/neg
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- m_test.go --
+package m
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	t.Run("neg", func(t *testing.T) {
+		if Add(-1, -2) != -3 { // HIDDEN
+			t.Fatal()
+		}
+	})
+}
+`,
+	// (d) Python: module-level data a withheld and a kept test share: Shared names it.
+	"py_shared": `
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+CASES = [(2, 3, 5)]  # HIDDEN
+
+
+def test_add():
+    for a, b, want in CASES:
+        assert add(a, b) == want
+
+
+def test_count():
+    assert len(CASES) == 1
+`,
+	// (d) A conftest.py fixture only the withheld test uses.
+	"py_conftest": `
+-- finding --
+a conftest.py fixture only withheld tests use stays, unnamed in the result (fixtures are found by parameter name across files)
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/conftest.py --
+import pytest
+
+
+@pytest.fixture
+def expected_sum():
+    return 5  # HIDDEN
+-- tests/test_calc.py --
+from calc import add
+
+
+def test_add(expected_sum):
+    assert add(2, 3) == expected_sum
+
+
+def test_other():
+    assert True
+`,
+	// (d) A class attribute of a test class only the withheld method uses.
+	"py_class_attr": `
+-- finding --
+a class attribute of a test class (and a helper method) only the withheld method uses stays, unnamed in the result: helpers are looked for at module level only
+-- kind --
+python
+-- ids --
+test_calc.py TestAdd::test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+class TestAdd:
+    CASES = [(2, 3, 5)]  # HIDDEN
+
+    def test_add(self):
+        for a, b, want in self.CASES:
+            assert add(a, b) == want
+
+    def test_other(self):
+        assert True
+`,
+	// (d) A module-level helper class only the withheld test uses.
+	"py_helper_class": `
+-- finding --
+a module-level class (not a test) only the withheld test uses stays, unnamed in the result: pyDeclared knows assignments and functions only
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+class Expected:
+    SUM = 5  # HIDDEN
+
+
+def test_add():
+    assert add(2, 3) == Expected.SUM
+
+
+def test_other():
+    assert True
+`,
+	// (d) A data file only the withheld test reads.
+	"py_data_file": `
+-- finding --
+a data file only the withheld test names (tests/data/expected.json) stays, unnamed in the result: Python has no counterpart of Go's golden-file removal
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/data/expected.json --
+{"sum": 5, "note": "HIDDEN"}
+-- tests/test_calc.py --
+import json
+import pathlib
+
+from calc import add
+
+
+def test_add():
+    want = json.loads((pathlib.Path(__file__).parent / "data" / "expected.json").read_text())
+    assert add(2, 3) == want["sum"]
+
+
+def test_other():
+    assert True
+`,
+	// (d) A doctest: its id names no function pytest's file holds, so it stays, named.
+	"py_doctest": `
+-- kind --
+python
+-- ids --
+calc.py calc.add
+-- calc.py --
+def add(a, b):
+    """
+    >>> add(2, 3)
+    5
+
+    HIDDEN
+    """
+    return a - b
+`,
+	// (e) Bytecode of the test file committed with the tree: pytest's cache holds the
+	// removed test's constants.
+	"py_pycache": `
+-- finding --
+a committed __pycache__/*.pyc of a test file keeps the removed test's constants (the export holds only tracked files, so only a repository that commits bytecode leaks this way)
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_other():
+    assert True
+-- __pycache__/test_calc.cpython-312-pytest-8.0.0.pyc --
+bytecode with the constant HIDDEN
+`,
+}
+
+// TestLeaks runs leakCases.
+func TestLeaks(t *testing.T) {
+	names := make([]string, 0, len(leakCases))
+	for n := range leakCases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			ar := txtar.Parse([]byte(leakCases[name]))
+			root := t.TempDir()
+			meta := map[string]string{}
+			for _, f := range ar.Files {
+				switch f.Name {
+				case "kind", "ids", "finding":
+					meta[f.Name] = string(f.Data)
+					continue
+				}
+				p := filepath.Join(root, f.Name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tk := &task.Task{ID: "t", FailToPass: lines(meta["ids"]), Test: task.TestSpec{Kind: strings.TrimSpace(meta["kind"])}}
+			res, err := Tests(root, tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var leaks []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if b, _ := os.ReadFile(p); strings.Contains(string(b), "HIDDEN") {
+						rel, _ := filepath.Rel(root, p)
+						leaks = append(leaks, filepath.ToSlash(rel))
+					}
+				}
+				return nil
+			})
+			t.Logf("withheld %q, kept %q, files %q; HIDDEN still in %q", res.Withheld, res.Kept, res.Files, leaks)
+			if len(leaks) == 0 || len(res.Kept) > 0 {
+				return
+			}
+			if f := strings.TrimSpace(meta["finding"]); f != "" {
+				t.Skip("finding: " + f)
+			}
+			t.Errorf("HIDDEN still in %q, and the result names no leak", leaks)
+		})
+	}
+}
