@@ -179,7 +179,31 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 			res.keep(names[n], "no top-level function of that name in a _test.go file of "+dir)
 		}
 	}
+	if len(found) > 0 {
+		res.Shared = append(res.Shared, shared(files, all)...)
+	}
 	return goldenFiles(root, dir, files, all, res)
+}
+
+// shared are the package-level declarations of files ("file: name"), methods included,
+// that the code of removed uses and that stay.
+func shared(files []*goFile, removed map[string]bool) []string {
+	var out []string
+	for _, gf := range files {
+		for _, d := range gf.f.Decls {
+			names := declNames(d)
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+				names = []string{fd.Name.Name}
+			}
+			if len(names) == 0 || isTarget(d, removed) {
+				continue
+			}
+			if in, _ := uses(files, gf, d, names, removed); in > 0 {
+				out = append(out, gf.rel+": "+strings.Join(names, ", "))
+			}
+		}
+	}
+	return out
 }
 
 // goldenFiles removes the files under dir that the removed code names in a string literal
@@ -190,15 +214,15 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 	for _, gf := range files {
 		rs := gf.ranges(removed)
 		ast.Inspect(gf.f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
+			e, ok := n.(ast.Expr)
+			if !ok {
 				return true
 			}
-			v, err := strconv.Unquote(lit.Value)
-			if err != nil || v == "" || path.IsAbs(v) || strings.HasPrefix(path.Clean(v), "..") {
+			v, ok := constPath(e)
+			if !ok || v == "" || path.IsAbs(v) || strings.HasPrefix(path.Clean(v), "..") {
 				return true
 			}
-			if inRanges(rs, gf.offset(lit.Pos())) {
+			if inRanges(rs, gf.offset(e.Pos())) {
 				named[path.Clean(v)] = true
 			} else {
 				kept[path.Clean(v)] = true
@@ -220,6 +244,47 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 		res.Files = append(res.Files, p)
 	}
 	return nil
+}
+
+// constPath is the string e always is: a string literal, a concatenation of them, or
+// filepath.Join or path.Join of them ("testdata" + "/add.golden", filepath.Join("testdata",
+// "add.golden")). Each part is seen on its own too, as a name of its own.
+func constPath(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		v, err := strconv.Unquote(e.Value)
+		return v, err == nil
+	case *ast.ParenExpr:
+		return constPath(e.X)
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		x, ok := constPath(e.X)
+		y, ok2 := constPath(e.Y)
+		return x + y, ok && ok2
+	case *ast.CallExpr:
+		sel, ok := e.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Join" || e.Ellipsis.IsValid() {
+			return "", false
+		}
+		if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "filepath" && pkg.Name != "path" {
+			return "", false
+		}
+		parts := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			v, ok := constPath(a)
+			if !ok {
+				return "", false
+			}
+			parts[i] = v
+		}
+		return path.Join(parts...), true
+	}
+	return "", false
 }
 
 // declNames are the names a top-level declaration removable by name declares: a function

@@ -68,7 +68,7 @@ func pyFile(root, file string, ids []string, res *Result) error {
 	if len(defs) == 0 {
 		return nil
 	}
-	pyHelpers(tree.Root(), defs)
+	shared := pyHelpers(tree.Root(), defs)
 	var rs [][2]int
 	for _, n := range defs {
 		rs = append(rs, blanksAfter(src, withComments(src, wholeLines(src, n.Start(), n.End()))))
@@ -90,13 +90,17 @@ func pyFile(root, file string, ids []string, res *Result) error {
 		return err
 	}
 	res.Withheld = append(res.Withheld, found...)
+	for _, n := range shared {
+		res.Shared = append(res.Shared, file+": "+n)
+	}
 	return nil
 }
 
 // pyHelpers adds to defs the module-level assignments and functions (not tests) that only
 // code in defs uses: parametrize's cases, a helper returning the expected value. An
-// identifier of the same name anywhere else keeps one.
-func pyHelpers(module syntax.Node, defs map[int]syntax.Node) {
+// identifier of the same name anywhere else keeps one; the names of those kept that code
+// in defs uses are returned.
+func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
 	var ids []syntax.Node
 	module.Walk(func(n syntax.Node) bool {
 		if n.Kind() == "identifier" {
@@ -105,6 +109,7 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) {
 		return true
 	})
 	inside := func(off int, n syntax.Node) bool { return off >= n.Start() && off < n.End() }
+	sharedNames := map[int]string{}
 	for changed := true; changed; {
 		changed = false
 		for _, c := range module.NamedChildren() {
@@ -134,8 +139,18 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) {
 				defs[c.Start()] = c
 				changed = true
 			}
+			if in > 0 && out > 0 {
+				sharedNames[c.Start()] = strings.Join(names, ", ")
+			}
 		}
 	}
+	var shared []string
+	for start, n := range sharedNames {
+		if _, removed := defs[start]; !removed {
+			shared = append(shared, n)
+		}
+	}
+	return shared
 }
 
 // pyDeclared are the names a module-level statement declares that may be a test's helper:

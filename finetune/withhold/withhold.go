@@ -42,6 +42,10 @@ type Result struct {
 	// Kept are the FAIL_TO_PASS tests still in the tree, each with why: the agent can
 	// read them.
 	Kept map[string]string `json:"kept,omitempty"`
+	// Shared are the declarations of the test files ("file: name") that withheld code
+	// used and that stay, as other code uses them too (a table a kept test also ranges
+	// over): what they hold may be what a withheld test asserted, readable by the agent.
+	Shared []string `json:"shared,omitempty"`
 }
 
 // Tests removes t's FAIL_TO_PASS tests from root, a tree of t's base commit with its patch
@@ -62,6 +66,7 @@ func Tests(root string, t *task.Task) (*Result, error) {
 		}
 	}
 	sort.Strings(res.Withheld)
+	sort.Strings(res.Shared)
 	if len(res.Kept) == 0 {
 		res.Kept = nil
 	}

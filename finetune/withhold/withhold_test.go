@@ -18,7 +18,7 @@ import (
 // TestFixtures runs each testdata/*.txtar: its files make a tree, the test ids in "ids"
 // are withheld, and the ids withheld and kept must be those of "withheld" and "kept";
 // each "want/<file>" is that file afterwards, each file "gone" names is removed, and every
-// other file is as it was. A "link
+// other file is as it was; "shared" lines are Result.Shared. A "link
 // <name>" section is a symbolic link to its text; "modules" lines are a Go package's
 // import path and its module's folder (task.TestSpec.Modules). Go trees must then still build and vet
 // (go vet compiles the tests), Python files still compile.
@@ -37,7 +37,7 @@ func TestFixtures(t *testing.T) {
 			meta, want, orig := map[string]string{}, map[string]string{}, map[string]string{}
 			for _, f := range ar.Files {
 				switch name := f.Name; {
-				case name == "kind" || name == "ids" || name == "withheld" || name == "kept" || name == "modules" || name == "gone":
+				case name == "kind" || name == "ids" || name == "withheld" || name == "kept" || name == "modules" || name == "gone" || name == "shared":
 					meta[name] = string(f.Data)
 				case strings.HasPrefix(name, "want/"):
 					want[strings.TrimPrefix(name, "want/")] = string(f.Data)
@@ -80,6 +80,9 @@ func TestFixtures(t *testing.T) {
 			sort.Strings(kept)
 			if w := lines(meta["kept"]); !slices.Equal(kept, w) {
 				t.Errorf("kept %q, want %q", kept, w)
+			}
+			if w := lines(meta["shared"]); !slices.Equal(res.Shared, w) {
+				t.Errorf("shared %q, want %q", res.Shared, w)
 			}
 			gone := lines(meta["gone"])
 			if !slices.Equal(res.Files, gone) {
