@@ -206,8 +206,10 @@ func shared(files []*goFile, removed map[string]bool) []string {
 	return out
 }
 
-// goldenFiles removes the files under dir that the removed code names in a string literal
-// ("testdata/add.golden") and the rest of the package's tests do not: expected outputs.
+// goldenFiles removes the files under dir that the removed code names in a string literal,
+// a constant path (constPath) or a //go:embed line ("testdata/add.golden") and the rest of
+// the package's tests do not: expected outputs. A name computed at run time
+// (t.Name()+".golden") or an embed glob is not followed.
 func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res *Result) error {
 	named := map[string]bool{} // by the removed code
 	kept := map[string]bool{}  // by the rest
@@ -229,6 +231,25 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 			}
 			return true
 		})
+		// //go:embed's patterns are files too: of the variable below, removed or not.
+		for _, cg := range gf.f.Comments {
+			for _, c := range cg.List {
+				args, ok := strings.CutPrefix(c.Text, "//go:embed ")
+				if !ok {
+					continue
+				}
+				for _, v := range strings.Fields(args) {
+					if u, err := strconv.Unquote(v); err == nil {
+						v = u
+					}
+					if inRanges(rs, gf.offset(c.Pos())) {
+						named[path.Clean(v)] = true
+					} else {
+						kept[path.Clean(v)] = true
+					}
+				}
+			}
+		}
 	}
 	for _, rel := range slices.Sorted(maps.Keys(named)) {
 		if kept[rel] || strings.HasSuffix(rel, ".go") {

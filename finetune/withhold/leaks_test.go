@@ -173,10 +173,8 @@ func TestRender(t *testing.T) {
 -- testdata/TestRender.golden --
 HIDDEN
 `,
-	// (b) A file embedded into a variable only the withheld test uses.
+	// (b) A file embedded into a variable only the withheld test uses goes with it.
 	"go_golden_embed": `
--- finding --
-a file a //go:embed directive names stays when the variable goes with the withheld test (the pattern is in a comment, not a string literal), unnamed in the result
 -- kind --
 go
 -- ids --
