@@ -381,11 +381,9 @@ def add(a, b):
     """
     return a - b
 `,
-	// (e) Bytecode of the test file committed with the tree: pytest's cache holds the
-	// removed test's constants.
+	// (e) Bytecode of the test file committed with the tree (the export holds tracked files
+	// only): it holds the removed test's constants, and goes.
 	"py_pycache": `
--- finding --
-a committed __pycache__/*.pyc of a test file keeps the removed test's constants (the export holds only tracked files, so only a repository that commits bytecode leaks this way)
 -- kind --
 python
 -- ids --

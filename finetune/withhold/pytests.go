@@ -2,6 +2,9 @@ package withhold
 
 import (
 	"bytes"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -92,6 +95,30 @@ func pyFile(root, file string, ids []string, res *Result) error {
 	res.Withheld = append(res.Withheld, found...)
 	for _, n := range shared {
 		res.Shared = append(res.Shared, file+": "+n)
+	}
+	return pyBytecode(root, file, res)
+}
+
+// pyBytecode removes the bytecode of file a repository committed (__pycache__/<name>.*.pyc,
+// <name>.pyc): it holds the removed tests' constants.
+func pyBytecode(root, file string, res *Result) error {
+	dir, stem := path.Dir(file), strings.TrimSuffix(path.Base(file), ".py")
+	cands := []string{path.Join(dir, stem+".pyc")}
+	if entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(path.Join(dir, "__pycache__")))); err == nil {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), stem+".") && strings.HasSuffix(e.Name(), ".pyc") {
+				cands = append(cands, path.Join(dir, "__pycache__", e.Name()))
+			}
+		}
+	}
+	for _, rel := range cands {
+		if _, _, err := regular(root, rel); err != nil {
+			continue // none, or through a link
+		}
+		if err := os.Remove(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, rel)
 	}
 	return nil
 }

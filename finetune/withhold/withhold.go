@@ -12,9 +12,12 @@
 // What is removed: Go — each top-level test function named (its doc comment with it), the
 // package-level functions, variables and constants of the test files that only removed
 // code uses (a table of cases, a helper returning the expected value), the files only it
-// names in a string literal (testdata/*.golden), and the imports only it used; Python — each test function or method a node id names
-// (decorators and the comments just above included), a `pass` put into a class left
-// empty. Every other test stays, so the agent can still run the suite. A test that cannot
+// names in a string literal, a constant path or a //go:embed line (testdata/*.golden), and
+// the imports only it used; Python — each test function or method a node id names
+// (decorators and the comments just above included), the module-level assignments and
+// functions only they use, the test file's committed bytecode, a `pass` put into a class
+// left empty. What withheld code used and other code uses too stays, named in
+// [Result.Shared]. Every other test stays, so the agent can still run the suite. A test that cannot
 // be removed safely (not found, referred to by other code, a file that would not parse,
 // an import whose name is unknown) stays where it is and is listed in [Result.Kept].
 // JavaScript tasks are not withheld yet (the reward does not score them either).
@@ -37,7 +40,7 @@ import (
 type Result struct {
 	Withheld []string `json:"withheld,omitempty"` // test ids removed from the tree
 	// Files are the files (slash paths) only the withheld tests read, removed too: golden
-	// outputs under testdata/.
+	// outputs under testdata/, and a Python test file's committed bytecode.
 	Files []string `json:"files,omitempty"`
 	// Kept are the FAIL_TO_PASS tests still in the tree, each with why: the agent can
 	// read them.
@@ -67,6 +70,7 @@ func Tests(root string, t *task.Task) (*Result, error) {
 	}
 	sort.Strings(res.Withheld)
 	sort.Strings(res.Shared)
+	sort.Strings(res.Files)
 	if len(res.Kept) == 0 {
 		res.Kept = nil
 	}
