@@ -286,10 +286,8 @@ def test_add(expected_sum):
 def test_other():
     assert True
 `,
-	// (d) A class attribute of a test class only the withheld method uses.
+	// (d) A class attribute and a helper method of a test class only the withheld method uses go.
 	"py_class_attr": `
--- finding --
-a class attribute of a test class (and a helper method) only the withheld method uses stays, unnamed in the result: helpers are looked for at module level only
 -- kind --
 python
 -- ids --
@@ -304,17 +302,18 @@ from calc import add
 class TestAdd:
     CASES = [(2, 3, 5)]  # HIDDEN
 
+    def want(self):
+        return 5  # HIDDEN
+
     def test_add(self):
         for a, b, want in self.CASES:
-            assert add(a, b) == want
+            assert add(a, b) == want == self.want()
 
     def test_other(self):
         assert True
 `,
-	// (d) A module-level helper class only the withheld test uses.
+	// (d) A module-level helper class only the withheld test uses goes.
 	"py_helper_class": `
--- finding --
-a module-level class (not a test) only the withheld test uses stays, unnamed in the result: pyDeclared knows assignments and functions only
 -- kind --
 python
 -- ids --

@@ -123,8 +123,8 @@ func pyBytecode(root, file string, res *Result) error {
 	return nil
 }
 
-// pyHelpers adds to defs the module-level assignments and functions (not tests) that only
-// code in defs uses: parametrize's cases, a helper returning the expected value. An
+// pyHelpers adds to defs the module-level assignments, functions and classes (not tests),
+// and those of a class a removed method is in, that only code in defs uses: parametrize's cases, a helper returning the expected value. An
 // identifier of the same name anywhere else keeps one; the names of those kept that code
 // in defs uses are returned.
 func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
@@ -137,9 +137,24 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
 	})
 	inside := func(off int, n syntax.Node) bool { return off >= n.Start() && off < n.End() }
 	sharedNames := map[int]string{}
+	// The module's statements, and those of each class a removed method is in (its
+	// attributes, its helper methods).
+	stmts := module.NamedChildren()
+	module.Walk(func(n syntax.Node) bool {
+		if n.Kind() == "class_definition" {
+			body := n.Field("body").NamedChildren()
+			for _, c := range body {
+				if _, ok := defs[c.Start()]; ok {
+					stmts = append(stmts, body...)
+					break
+				}
+			}
+		}
+		return true
+	})
 	for changed := true; changed; {
 		changed = false
-		for _, c := range module.NamedChildren() {
+		for _, c := range stmts {
 			if _, done := defs[c.Start()]; done {
 				continue
 			}
@@ -180,8 +195,9 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
 	return shared
 }
 
-// pyDeclared are the names a module-level statement declares that may be a test's helper:
-// an assignment to names, a function not named test…; nil for the others.
+// pyDeclared are the names a statement of a module or class declares that may be a test's
+// helper: an assignment to names, a function not named test…, a class not named Test…;
+// nil for the others.
 func pyDeclared(c syntax.Node) []string {
 	def := c
 	if c.Kind() == "decorated_definition" {
@@ -190,6 +206,10 @@ func pyDeclared(c syntax.Node) []string {
 	switch def.Kind() {
 	case "function_definition":
 		if name := def.Field("name").Text(); !strings.HasPrefix(name, "test") {
+			return []string{name}
+		}
+	case "class_definition":
+		if name := def.Field("name").Text(); !strings.HasPrefix(name, "Test") {
 			return []string{name}
 		}
 	case "expression_statement":
