@@ -215,3 +215,84 @@ func TestHangLimit(t *testing.T) {
 		t.Errorf("the screen took %s: the hanging mutant ran to the old limit (%s)", took, old)
 	}
 }
+
+// TestScreenStopsAtFirstFailure: -test.failfast starts no test after a failure, but the
+// parallel subtests of a table test have all started by then; the screen ends a mutant's
+// run at the first failing subtest of a selected test itself. Here every mutant of Pos
+// fails TestTable/fast at once while TestTable/slow sleeps 4 s (and never calls Pos): each
+// mutant's run waited for it before, so the screen took 4 s per mutant beyond the build and
+// the clean run; now it takes about those two. Each verdict names the test that failed.
+func TestScreenStopsAtFirstFailure(t *testing.T) {
+	const slow = 4 * time.Second
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":   fixture.GoMod("example.com/stop"),
+		"ps/ps.go": "package ps\n\n// Pos reports whether n is positive.\nfunc Pos(n int) bool {\n\treturn n > 0\n}\n",
+		"ps/ps_test.go": `package ps
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTable(t *testing.T) {
+	for _, name := range []string{"fast", "slow"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "slow" {
+				time.Sleep(4 * time.Second)
+				return
+			}
+			if Pos(0) || !Pos(1) || Pos(-1) {
+				t.Fatal("Pos")
+			}
+		})
+	}
+}
+`,
+	})
+	ctx := context.Background()
+	opts := testOptions(t)
+	opts.Env.PackageTimeout = time.Minute
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := newRunner(s, opts)
+	src := mustRead(t, s, "ps/ps.go")
+	r.sources["ps/ps.go"] = src
+	ms, err := GoMutants("example.com/stop/ps", "ps/ps.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caught []Mutant
+	for _, m := range ms {
+		if m.Synthesizer == SynthMutation && compiles(m.File, m.Apply(src)) {
+			m.ID = len(caught) + 1
+			caught = append(caught, m)
+		}
+	}
+	if len(caught) < 3 {
+		t.Fatalf("%d mutants of Pos", len(caught))
+	}
+	c, err := s.Copy(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	out := r.screen(ctx, c, caught)
+	took := time.Since(start)
+	t.Logf("%d mutants screened in %s", len(caught), took)
+	for _, m := range caught {
+		v := out[m.ID]
+		if v == nil || v.reason != "" || !slices.Equal(v.failToPass, []string{"example.com/stop/ps TestTable"}) {
+			t.Errorf("mutant %s: verdict %+v, want accepted by TestTable", m.Desc, v)
+		}
+	}
+	// The build, the clean run (slow) and the mutants' runs: runs that waited for the slow
+	// subtest would take slow each.
+	if took >= time.Duration(len(caught))*slow {
+		t.Errorf("the screen of %d mutants took %s: the runs waited for the slow subtest", len(caught), took)
+	}
+}

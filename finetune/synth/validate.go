@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,6 +246,9 @@ var majorVersion = lazyregexp.New(`^v[0-9]+$`)
 type mutantRun struct {
 	env.Results
 	timedOut bool
+	// stopped: ended by frognano at its first failing test (a subtest's failure already
+	// fails its test; -test.failfast stops only tests not yet started).
+	stopped bool
 	// limit is the time the run was allowed (hangLimit of the job's clean run; for the
 	// clean run itself, testTimeout).
 	limit time.Duration
@@ -286,10 +290,20 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 	fmt.Fprintf(&script, "T2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n")
 	// Microseconds, from bash's clock (either decimal separator) or date's.
 	script.WriteString("now() { local t=${EPOCHREALTIME//[.,]/}; [ -n \"$t\" ] || t=$(( $(date +%s%N) / 1000 )); echo \"$t\"; }\n")
+	// stop ends the run whose pid file is $1 (written just after its start, so almost
+	// surely there by the time the run has printed a failure).
+	script.WriteString("stop() { local p; p=$(cat \"$1\" 2>/dev/null); [ -n \"$p\" ] || { sleep 0.1; p=$(cat \"$1\" 2>/dev/null); }; [ -n \"$p\" ] && kill -TERM \"$p\" 2>/dev/null; }\n")
 	var limit time.Duration
 	for j, job := range jobs {
 		timeout := r.testTimeout(job.pkg)
 		o := fmt.Sprintf("%s/%d", outDir, j)
+		// The fail events that end a mutant's run: a selected test's or one of its
+		// subtests' (a subtest's failure fails its test). Written by frognano, outside the
+		// folders the sandbox's user writes.
+		watch := fmt.Sprintf(".frognano-watch/%s/%d", strings.ReplaceAll(outDir, "/", "_"), j)
+		if err := atomicfile.Write(c.Path(watch), failEvents(job.pkg, names(r.selected(job.pkg))), 0o644); err != nil {
+			return out
+		}
 		fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\n", env.ShellQuote(c.Path(o)), env.ShellQuote(c.Path(r.s.Env.Packages[job.pkg].Dir)))
 		run := env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg))))
 		for _, id := range append([]int{0}, job.ids...) {
@@ -301,8 +315,11 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 				fmt.Fprintf(&script, "t1=$(now); lim=%d; [ -n \"$t0\" ] && [ -n \"$t1\" ] && lim=$(( (t1 - t0) / 1000 * %d + %d )); [ \"$lim\" -le %d ] || lim=%d; echo \"$lim\" >%s\n",
 					timeout.Milliseconds(), hangFactor, hangFloor.Milliseconds(), timeout.Milliseconds(), timeout.Milliseconds(), env.ShellQuote(c.Path(o+"/limit")))
 			} else {
-				fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
-					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f)
+				// The run in the background (its pid: timeout's, which passes a TERM on to
+				// its process group), its events through tee into the file, and grep
+				// watching them for the first failure of a selected test.
+				fmt.Fprintf(&script, "(ulimit -f 65536; (%s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s 2>&1 & echo $! >%s.pid; wait $!; echo $? >%s.rc) | tee %s.json | { grep -m1 -F -f %s >%s.stop && stop %s.pid; cat >/dev/null; })\n",
+					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f, f, env.ShellQuote(c.Path(watch)), f, f)
 			}
 			limit += timeout + 15*time.Second
 		}
@@ -314,6 +331,7 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		runs := map[int]mutantRun{}
 		timeout := r.testTimeout(job.pkg)
 		hang := timeout
+		selected := r.selected(job.pkg)
 		if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
 			if ms, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				hang = time.Duration(ms) * time.Millisecond
@@ -330,10 +348,11 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 			run := mutantRun{Results: env.ParseGoTestJSON(js), timedOut: code == "124" || code == "137", limit: hang}
 			if id == 0 {
 				run.limit = timeout
+			} else if ev, err := os.ReadFile(c.Path(f + ".stop")); err == nil && len(ev) > 0 {
+				stopped(&run, job.pkg, ev, selected)
 			}
 			runs[id] = run
 		}
-		selected := r.selected(job.pkg)
 		clean, ok := runs[0]
 		if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
 			continue
@@ -341,6 +360,42 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		out[job.pkg] = runs
 	}
 	return out
+}
+
+// failEvents are the lines (for grep -F) that begin test2json's fail event of each of
+// tests (names in pkg) or of one of its subtests, as test2json writes them.
+func failEvents(pkg string, tests []string) []byte {
+	var b strings.Builder
+	p, _ := json.Marshal(pkg)
+	for _, t := range tests {
+		n, _ := json.Marshal(t)
+		fmt.Fprintf(&b, "\"Action\":\"fail\",\"Package\":%s,\"Test\":%s,\n", p, n)
+		fmt.Fprintf(&b, "\"Action\":\"fail\",\"Package\":%s,\"Test\":%s/\n", p, n[:len(n)-1])
+	}
+	return []byte(b.String())
+}
+
+// stopped makes run what it says once its watcher ended it at ev, the first fail event
+// of a selected test (or of one of its subtests): that test failed; the tests still
+// running when it was killed, which the stream leaves unfinished (read as failed), did not
+// end, so they are neither failing nor passing; and the run did not hang.
+func stopped(run *mutantRun, pkg string, ev []byte, selected []string) {
+	var e struct{ Test string }
+	if json.Unmarshal(ev, &e) != nil || e.Test == "" {
+		return
+	}
+	first := env.TestID(pkg, strings.SplitN(e.Test, "/", 2)[0])
+	if !slices.Contains(selected, first) {
+		return
+	}
+	tests := map[string]env.Result{}
+	for id, t := range run.Tests {
+		if id == first || t.Status == env.Pass || t.Status == env.Skip || !slices.Contains(selected, id) {
+			tests[id] = t
+		}
+	}
+	tests[first] = env.Result{Status: env.Fail}
+	run.Tests, run.timedOut, run.stopped = tests, false, true
 }
 
 // writeOverlay lays the switched files of ms and each package's switch variable into the
