@@ -296,3 +296,67 @@ func TestTable(t *testing.T) {
 		t.Errorf("the screen of %d mutants took %s: the runs waited for the slow subtest", len(caught), took)
 	}
 }
+
+// TestDepsReuseCleanRun: the second command of a screen (the survivors against the tests
+// of the packages importing them) does not run again the clean run of a binary that the
+// first command ran clean moments before: it takes that run and the hang limit it set.
+func TestDepsReuseCleanRun(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":        fixture.GoMod("example.com/reuse"),
+		"ff/ff.go":      fastSrc,
+		"ff/ff_test.go": fastTest,
+	})
+	ctx := context.Background()
+	opts := testOptions(t)
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := newRunner(s, opts)
+	src := mustRead(t, s, "ff/ff.go")
+	r.sources["ff/ff.go"] = src
+	const pkg = "example.com/reuse/ff"
+	ms, err := GoMutants(pkg, "ff/ff.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []Mutant
+	for _, m := range ms {
+		if m.Func == "Pos" && m.Synthesizer == SynthMutation && len(pos) < 2 {
+			m.ID = len(pos) + 1
+			pos = append(pos, m)
+		}
+	}
+	c, err := s.Copy(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	overlay, _, err := r.writeOverlay(c, ".frognano-switch/1", pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, bins := r.buildScript(".frognano-bin/1", overlay, []string{pkg})
+	if res, err := c.Run(ctx, script, time.Minute); err != nil || res.ExitCode != 0 {
+		t.Fatalf("build: %v %+v", err, res)
+	}
+	first := r.runJobs(ctx, c, ".frognano-bin/1/own", []runJob{{pkg: pkg, bin: bins[pkg], ids: []int{1}}}, nil)
+	clean, ok := first[pkg][0]
+	if !ok || clean.hang <= 0 {
+		t.Fatalf("first command: %+v", first)
+	}
+	clean.hang = 4321 * time.Millisecond // a limit no clock would measure
+	clean.Seconds = map[string]float64{pkg: 99}
+	second := r.runJobs(ctx, c, ".frognano-bin/1/deps", []runJob{{pkg: pkg, bin: bins[pkg], ids: []int{2}}}, map[string]map[int]mutantRun{pkg: {0: clean}})
+	runs, ok := second[pkg]
+	if !ok {
+		t.Fatalf("second command: no result")
+	}
+	if runs[0].Seconds[pkg] != 99 {
+		t.Errorf("the second command ran the binary clean again: %+v", runs[0])
+	}
+	if m := runs[2]; m.limit != 4321*time.Millisecond || len(failing(m.Results, r.selected(pkg))) == 0 {
+		t.Errorf("mutant 2: limit %s, failing %v; want the first command's limit and a failure", m.limit, failing(m.Results, r.selected(pkg)))
+	}
+}

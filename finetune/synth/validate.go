@@ -118,7 +118,7 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 			own = append(own, runJob{pkg: pkg, bin: bin, ids: byPkg[pkg]})
 		}
 	}
-	results := r.runJobs(ctx, c, binDir+"/own", own)
+	results := r.runJobs(ctx, c, binDir+"/own", own, nil)
 	var wider []Mutant // still to run against the importers' tests
 	for _, m := range live {
 		v := &verdict{m: m, runOutcome: runOutcome{reason: RejectSurvived}}
@@ -153,7 +153,9 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 	for _, dep := range sortedKeys(byDep) {
 		deps = append(deps, runJob{pkg: dep, bin: bins[dep], ids: byDep[dep]})
 	}
-	dres := r.runJobs(ctx, c, binDir+"/deps", deps)
+	// A binary whose clean run the first command made (the same file, moments ago) is not
+	// run clean again: its mutants get the hang limit measured then.
+	dres := r.runJobs(ctx, c, binDir+"/deps", deps, results)
 	for _, m := range wider {
 		v := out[m.ID]
 		for _, dep := range r.s.Env.Affected(m.Package)[1:] {
@@ -252,6 +254,8 @@ type mutantRun struct {
 	// limit is the time the run was allowed (hangLimit of the job's clean run; for the
 	// clean run itself, testTimeout).
 	limit time.Duration
+	// hang, of a clean run: the limit it set for its binary's mutants.
+	hang time.Duration
 }
 
 // runJob is one switched test binary (of pkg, at bin in the copy) to run once per id.
@@ -279,8 +283,10 @@ const (
 // kills it, so its FAIL_TO_PASS in the result is that test only, and the tests after it
 // did not run (the plain confirmation runs them all and sets the task's exact sets). A job
 // whose clean run does not pass every selected test is left out of the result (by
-// package, then id): there the switch proves nothing.
-func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob) map[string]map[int]mutantRun {
+// package, then id): there the switch proves nothing. A job whose binary has its clean run
+// in clean (an earlier result of runJobs on the same binaries) is not run clean again: it
+// reuses that run and its hang limit.
+func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob, clean map[string]map[int]mutantRun) map[string]map[int]mutantRun {
 	out := map[string]map[int]mutantRun{}
 	if len(jobs) == 0 {
 		return out
@@ -306,9 +312,12 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		}
 		fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\n", env.ShellQuote(c.Path(o)), env.ShellQuote(c.Path(r.s.Env.Packages[job.pkg].Dir)))
 		run := env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg))))
+		prev, reuse := clean[job.pkg][0]
 		for _, id := range append([]int{0}, job.ids...) {
 			f := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", o, id)))
-			if id == 0 {
+			if id == 0 && reuse {
+				fmt.Fprintf(&script, "lim=%d\n", prev.hang.Milliseconds())
+			} else if id == 0 {
 				fmt.Fprintf(&script, "t0=$(now)\n(ulimit -f 65536; %s=0 timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
 					EnvMutant, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout, run, f, f)
 				// The mutants' limit, in milliseconds (testTimeout's when the clock failed).
@@ -332,12 +341,18 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		timeout := r.testTimeout(job.pkg)
 		hang := timeout
 		selected := r.selected(job.pkg)
-		if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
+		prev, reuse := clean[job.pkg][0]
+		if reuse {
+			hang, runs[0] = prev.hang, prev
+		} else if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
 			if ms, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				hang = time.Duration(ms) * time.Millisecond
 			}
 		}
 		for _, id := range append([]int{0}, job.ids...) {
+			if id == 0 && reuse {
+				continue
+			}
 			f := fmt.Sprintf("%s/%d/%d", outDir, j, id)
 			rc, err := os.ReadFile(c.Path(f + ".rc"))
 			if err != nil {
@@ -347,7 +362,7 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 			code := strings.TrimSpace(string(rc))
 			run := mutantRun{Results: env.ParseGoTestJSON(js), timedOut: code == "124" || code == "137", limit: hang}
 			if id == 0 {
-				run.limit = timeout
+				run.limit, run.hang = timeout, hang
 			} else if ev, err := os.ReadFile(c.Path(f + ".stop")); err == nil && len(ev) > 0 {
 				stopped(&run, job.pkg, ev, selected)
 			}
