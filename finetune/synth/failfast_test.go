@@ -215,3 +215,148 @@ func TestHangLimit(t *testing.T) {
 		t.Errorf("the screen took %s: the hanging mutant ran to the old limit (%s)", took, old)
 	}
 }
+
+// TestScreenStopsAtFirstFailure: -test.failfast starts no test after a failure, but the
+// parallel subtests of a table test have all started by then; the screen ends a mutant's
+// run at the first failing subtest of a selected test itself. Here every mutant of Pos
+// fails TestTable/fast at once while TestTable/slow sleeps 4 s (and never calls Pos): each
+// mutant's run waited for it before, so the screen took 4 s per mutant beyond the build and
+// the clean run; now it takes about those two. Each verdict names the test that failed.
+func TestScreenStopsAtFirstFailure(t *testing.T) {
+	const slow = 4 * time.Second
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":   fixture.GoMod("example.com/stop"),
+		"ps/ps.go": "package ps\n\n// Pos reports whether n is positive.\nfunc Pos(n int) bool {\n\treturn n > 0\n}\n",
+		"ps/ps_test.go": `package ps
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTable(t *testing.T) {
+	for _, name := range []string{"fast", "slow"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "slow" {
+				time.Sleep(4 * time.Second)
+				return
+			}
+			if Pos(0) || !Pos(1) || Pos(-1) {
+				t.Fatal("Pos")
+			}
+		})
+	}
+}
+`,
+	})
+	ctx := context.Background()
+	opts := testOptions(t)
+	opts.Env.PackageTimeout = time.Minute
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := newRunner(s, opts)
+	src := mustRead(t, s, "ps/ps.go")
+	r.sources["ps/ps.go"] = src
+	ms, err := GoMutants("example.com/stop/ps", "ps/ps.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caught []Mutant
+	for _, m := range ms {
+		if m.Synthesizer == SynthMutation && compiles(m.File, m.Apply(src)) {
+			m.ID = len(caught) + 1
+			caught = append(caught, m)
+		}
+	}
+	if len(caught) < 3 {
+		t.Fatalf("%d mutants of Pos", len(caught))
+	}
+	c, err := s.Copy(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	out := r.screen(ctx, c, caught)
+	took := time.Since(start)
+	t.Logf("%d mutants screened in %s", len(caught), took)
+	for _, m := range caught {
+		v := out[m.ID]
+		if v == nil || v.reason != "" || !slices.Equal(v.failToPass, []string{"example.com/stop/ps TestTable"}) {
+			t.Errorf("mutant %s: verdict %+v, want accepted by TestTable", m.Desc, v)
+		}
+	}
+	// The build, the clean run (slow) and the mutants' runs: runs that waited for the slow
+	// subtest would take slow each.
+	if took >= time.Duration(len(caught))*slow {
+		t.Errorf("the screen of %d mutants took %s: the runs waited for the slow subtest", len(caught), took)
+	}
+}
+
+// TestDepsReuseCleanRun: the second command of a screen (the survivors against the tests
+// of the packages importing them) does not run again the clean run of a binary that the
+// first command ran clean moments before: it takes that run and the hang limit it set.
+func TestDepsReuseCleanRun(t *testing.T) {
+	repo := fixture.Repo(t, map[string]string{
+		"go.mod":        fixture.GoMod("example.com/reuse"),
+		"ff/ff.go":      fastSrc,
+		"ff/ff_test.go": fastTest,
+	})
+	ctx := context.Background()
+	opts := testOptions(t)
+	s, err := env.Open(ctx, repo, opts.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := newRunner(s, opts)
+	src := mustRead(t, s, "ff/ff.go")
+	r.sources["ff/ff.go"] = src
+	const pkg = "example.com/reuse/ff"
+	ms, err := GoMutants(pkg, "ff/ff.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []Mutant
+	for _, m := range ms {
+		if m.Func == "Pos" && m.Synthesizer == SynthMutation && len(pos) < 2 {
+			m.ID = len(pos) + 1
+			pos = append(pos, m)
+		}
+	}
+	c, err := s.Copy(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	overlay, _, err := r.writeOverlay(c, ".frognano-switch/1", pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, bins := r.buildScript(".frognano-bin/1", overlay, []string{pkg})
+	if res, err := c.Run(ctx, script, time.Minute); err != nil || res.ExitCode != 0 {
+		t.Fatalf("build: %v %+v", err, res)
+	}
+	first := r.runJobs(ctx, c, ".frognano-bin/1/own", []runJob{{pkg: pkg, bin: bins[pkg], ids: []int{1}}}, nil)
+	clean, ok := first[pkg][0]
+	if !ok || clean.hang <= 0 {
+		t.Fatalf("first command: %+v", first)
+	}
+	clean.hang = 4321 * time.Millisecond // a limit no clock would measure
+	clean.Seconds = map[string]float64{pkg: 99}
+	second := r.runJobs(ctx, c, ".frognano-bin/1/deps", []runJob{{pkg: pkg, bin: bins[pkg], ids: []int{2}}}, map[string]map[int]mutantRun{pkg: {0: clean}})
+	runs, ok := second[pkg]
+	if !ok {
+		t.Fatalf("second command: no result")
+	}
+	if runs[0].Seconds[pkg] != 99 {
+		t.Errorf("the second command ran the binary clean again: %+v", runs[0])
+	}
+	if m := runs[2]; m.limit != 4321*time.Millisecond || len(failing(m.Results, r.selected(pkg))) == 0 {
+		t.Errorf("mutant 2: limit %s, failing %v; want the first command's limit and a failure", m.limit, failing(m.Results, r.selected(pkg)))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,7 +118,7 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 			own = append(own, runJob{pkg: pkg, bin: bin, ids: byPkg[pkg]})
 		}
 	}
-	results := r.runJobs(ctx, c, binDir+"/own", own)
+	results := r.runJobs(ctx, c, binDir+"/own", own, nil)
 	var wider []Mutant // still to run against the importers' tests
 	for _, m := range live {
 		v := &verdict{m: m, runOutcome: runOutcome{reason: RejectSurvived}}
@@ -152,7 +153,9 @@ func (r *runner) screen(ctx context.Context, c *env.Copy, ms []Mutant) map[int]*
 	for _, dep := range sortedKeys(byDep) {
 		deps = append(deps, runJob{pkg: dep, bin: bins[dep], ids: byDep[dep]})
 	}
-	dres := r.runJobs(ctx, c, binDir+"/deps", deps)
+	// A binary whose clean run the first command made (the same file, moments ago) is not
+	// run clean again: its mutants get the hang limit measured then.
+	dres := r.runJobs(ctx, c, binDir+"/deps", deps, results)
 	for _, m := range wider {
 		v := out[m.ID]
 		for _, dep := range r.s.Env.Affected(m.Package)[1:] {
@@ -245,9 +248,14 @@ var majorVersion = lazyregexp.New(`^v[0-9]+$`)
 type mutantRun struct {
 	env.Results
 	timedOut bool
+	// stopped: ended by frognano at its first failing test (a subtest's failure already
+	// fails its test; -test.failfast stops only tests not yet started).
+	stopped bool
 	// limit is the time the run was allowed (hangLimit of the job's clean run; for the
 	// clean run itself, testTimeout).
 	limit time.Duration
+	// hang, of a clean run: the limit it set for its binary's mutants.
+	hang time.Duration
 }
 
 // runJob is one switched test binary (of pkg, at bin in the copy) to run once per id.
@@ -275,8 +283,10 @@ const (
 // kills it, so its FAIL_TO_PASS in the result is that test only, and the tests after it
 // did not run (the plain confirmation runs them all and sets the task's exact sets). A job
 // whose clean run does not pass every selected test is left out of the result (by
-// package, then id): there the switch proves nothing.
-func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob) map[string]map[int]mutantRun {
+// package, then id): there the switch proves nothing. A job whose binary has its clean run
+// in clean (an earlier result of runJobs on the same binaries) is not run clean again: it
+// reuses that run and its hang limit.
+func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs []runJob, clean map[string]map[int]mutantRun) map[string]map[int]mutantRun {
 	out := map[string]map[int]mutantRun{}
 	if len(jobs) == 0 {
 		return out
@@ -286,23 +296,39 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 	fmt.Fprintf(&script, "T2J=(go tool test2json); P=\"$(go tool -n test2json 2>/dev/null)\" && [ -x \"$P\" ] && T2J=(\"$P\")\n")
 	// Microseconds, from bash's clock (either decimal separator) or date's.
 	script.WriteString("now() { local t=${EPOCHREALTIME//[.,]/}; [ -n \"$t\" ] || t=$(( $(date +%s%N) / 1000 )); echo \"$t\"; }\n")
+	// stop ends the run whose pid file is $1 (written just after its start, so almost
+	// surely there by the time the run has printed a failure).
+	script.WriteString("stop() { local p; p=$(cat \"$1\" 2>/dev/null); [ -n \"$p\" ] || { sleep 0.1; p=$(cat \"$1\" 2>/dev/null); }; [ -n \"$p\" ] && kill -TERM \"$p\" 2>/dev/null; }\n")
 	var limit time.Duration
 	for j, job := range jobs {
 		timeout := r.testTimeout(job.pkg)
 		o := fmt.Sprintf("%s/%d", outDir, j)
+		// The fail events that end a mutant's run: a selected test's or one of its
+		// subtests' (a subtest's failure fails its test). Written by frognano, outside the
+		// folders the sandbox's user writes.
+		watch := fmt.Sprintf(".frognano-watch/%s/%d", strings.ReplaceAll(outDir, "/", "_"), j)
+		if err := atomicfile.Write(c.Path(watch), failEvents(job.pkg, names(r.selected(job.pkg))), 0o644); err != nil {
+			return out
+		}
 		fmt.Fprintf(&script, "mkdir -p %s && cd %s || exit 1\n", env.ShellQuote(c.Path(o)), env.ShellQuote(c.Path(r.s.Env.Packages[job.pkg].Dir)))
 		run := env.ShellQuote(env.RunRegexp(names(r.selected(job.pkg))))
+		prev, reuse := clean[job.pkg][0]
 		for _, id := range append([]int{0}, job.ids...) {
 			f := env.ShellQuote(c.Path(fmt.Sprintf("%s/%d", o, id)))
-			if id == 0 {
+			if id == 0 && reuse {
+				fmt.Fprintf(&script, "lim=%d\n", prev.hang.Milliseconds())
+			} else if id == 0 {
 				fmt.Fprintf(&script, "t0=$(now)\n(ulimit -f 65536; %s=0 timeout -k 2 %d \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.timeout=%s -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
 					EnvMutant, int((timeout + 10*time.Second).Seconds()), env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), timeout, run, f, f)
 				// The mutants' limit, in milliseconds (testTimeout's when the clock failed).
 				fmt.Fprintf(&script, "t1=$(now); lim=%d; [ -n \"$t0\" ] && [ -n \"$t1\" ] && lim=$(( (t1 - t0) / 1000 * %d + %d )); [ \"$lim\" -le %d ] || lim=%d; echo \"$lim\" >%s\n",
 					timeout.Milliseconds(), hangFactor, hangFloor.Milliseconds(), timeout.Milliseconds(), timeout.Milliseconds(), env.ShellQuote(c.Path(o+"/limit")))
 			} else {
-				fmt.Fprintf(&script, "(ulimit -f 65536; %s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s >%s.json 2>&1); echo $? >%s.rc\n",
-					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f)
+				// The run in the background (its pid: timeout's, which passes a TERM on to
+				// its process group), its events through tee into the file, and grep
+				// watching them for the first failure of a selected test.
+				fmt.Fprintf(&script, "(ulimit -f 65536; (%s=%d timeout -k 2 $(( lim / 1000 + 10 )) \"${T2J[@]}\" -p %s %s -test.v=test2json -test.count=1 -test.failfast -test.timeout=${lim}ms -test.run=%s 2>&1 & echo $! >%s.pid; wait $!; echo $? >%s.rc) | tee %s.json | { grep -m1 -F -f %s >%s.stop && stop %s.pid; cat >/dev/null; })\n",
+					EnvMutant, id, env.ShellQuote(job.pkg), env.ShellQuote(c.Path(job.bin)), run, f, f, f, env.ShellQuote(c.Path(watch)), f, f)
 			}
 			limit += timeout + 15*time.Second
 		}
@@ -314,12 +340,19 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		runs := map[int]mutantRun{}
 		timeout := r.testTimeout(job.pkg)
 		hang := timeout
-		if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
+		selected := r.selected(job.pkg)
+		prev, reuse := clean[job.pkg][0]
+		if reuse {
+			hang, runs[0] = prev.hang, prev
+		} else if b, err := os.ReadFile(c.Path(fmt.Sprintf("%s/%d/limit", outDir, j))); err == nil {
 			if ms, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				hang = time.Duration(ms) * time.Millisecond
 			}
 		}
 		for _, id := range append([]int{0}, job.ids...) {
+			if id == 0 && reuse {
+				continue
+			}
 			f := fmt.Sprintf("%s/%d/%d", outDir, j, id)
 			rc, err := os.ReadFile(c.Path(f + ".rc"))
 			if err != nil {
@@ -329,11 +362,12 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 			code := strings.TrimSpace(string(rc))
 			run := mutantRun{Results: env.ParseGoTestJSON(js), timedOut: code == "124" || code == "137", limit: hang}
 			if id == 0 {
-				run.limit = timeout
+				run.limit, run.hang = timeout, hang
+			} else if ev, err := os.ReadFile(c.Path(f + ".stop")); err == nil && len(ev) > 0 {
+				stopped(&run, job.pkg, ev, selected)
 			}
 			runs[id] = run
 		}
-		selected := r.selected(job.pkg)
 		clean, ok := runs[0]
 		if !ok || len(failing(clean.Results, selected)) > 0 || len(passing(clean.Results, selected)) != len(selected) {
 			continue
@@ -341,6 +375,42 @@ func (r *runner) runJobs(ctx context.Context, c *env.Copy, outDir string, jobs [
 		out[job.pkg] = runs
 	}
 	return out
+}
+
+// failEvents are the lines (for grep -F) that begin test2json's fail event of each of
+// tests (names in pkg) or of one of its subtests, as test2json writes them.
+func failEvents(pkg string, tests []string) []byte {
+	var b strings.Builder
+	p, _ := json.Marshal(pkg)
+	for _, t := range tests {
+		n, _ := json.Marshal(t)
+		fmt.Fprintf(&b, "\"Action\":\"fail\",\"Package\":%s,\"Test\":%s,\n", p, n)
+		fmt.Fprintf(&b, "\"Action\":\"fail\",\"Package\":%s,\"Test\":%s/\n", p, n[:len(n)-1])
+	}
+	return []byte(b.String())
+}
+
+// stopped makes run what it says once its watcher ended it at ev, the first fail event
+// of a selected test (or of one of its subtests): that test failed; the tests still
+// running when it was killed, which the stream leaves unfinished (read as failed), did not
+// end, so they are neither failing nor passing; and the run did not hang.
+func stopped(run *mutantRun, pkg string, ev []byte, selected []string) {
+	var e struct{ Test string }
+	if json.Unmarshal(ev, &e) != nil || e.Test == "" {
+		return
+	}
+	first := env.TestID(pkg, strings.SplitN(e.Test, "/", 2)[0])
+	if !slices.Contains(selected, first) {
+		return
+	}
+	tests := map[string]env.Result{}
+	for id, t := range run.Tests {
+		if id == first || t.Status == env.Pass || t.Status == env.Skip || !slices.Contains(selected, id) {
+			tests[id] = t
+		}
+	}
+	tests[first] = env.Result{Status: env.Fail}
+	run.Tests, run.timedOut, run.stopped = tests, false, true
 }
 
 // writeOverlay lays the switched files of ms and each package's switch variable into the
