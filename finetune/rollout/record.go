@@ -42,7 +42,8 @@ type Record struct {
 	Scoring json.RawMessage `json:"scoring,omitempty"`
 	Error   string          `json:"error,omitempty"`
 	// Withheld are the task's failing tests taken out of the agent's copy, and those that
-	// could not be (Kept: the agent could read what they assert).
+	// could not be (Kept: the agent could read what they assert), and the declarations
+	// they used that stay for other tests (Shared: what those hold stays readable).
 	Withheld *withhold.Result `json:"withheld,omitempty"`
 	Tokens   struct {
 		Prompt int `json:"prompt"`

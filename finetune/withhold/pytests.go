@@ -284,6 +284,9 @@ func emptied(n syntax.Node, rs [][2]int, edits []edit, src []byte) {
 		if c.Kind() != "class_definition" {
 			return true
 		}
+		if inRanges(rs, c.Start()) {
+			return false // removed whole (a helper class)
+		}
 		first, left := -1, false
 		for _, s := range c.Field("body").NamedChildren() {
 			if s.Kind() == "comment" {
