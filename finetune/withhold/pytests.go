@@ -206,7 +206,7 @@ func pyDeclared(c syntax.Node) []string {
 	switch def.Kind() {
 	case "function_definition":
 		if name := def.Field("name").Text(); !strings.HasPrefix(name, "test") {
-			return []string{name}
+			return append([]string{name}, fixtureNames(c)...)
 		}
 	case "class_definition":
 		if name := def.Field("name").Text(); !strings.HasPrefix(name, "Test") {
@@ -307,4 +307,38 @@ func emptied(n syntax.Node, rs [][2]int, edits []edit, src []byte) {
 		}
 		return true
 	})
+}
+
+// fixtureNames are the names a decorated definition's decorators give it as a fixture
+// (@pytest.fixture(name="expected")): the tests' parameters name it so, not by its
+// function's name.
+func fixtureNames(c syntax.Node) []string {
+	if c.Kind() != "decorated_definition" {
+		return nil
+	}
+	var out []string
+	for _, d := range c.NamedChildren() {
+		if d.Kind() != "decorator" || d.NamedChildCount() != 1 || d.NamedChild(0).Kind() != "call" {
+			continue
+		}
+		call := d.NamedChild(0)
+		fn := call.Field("function")
+		if fn.Kind() == "attribute" {
+			fn = fn.Field("attribute")
+		}
+		if fn.Text() != "fixture" {
+			continue
+		}
+		for _, a := range call.Field("arguments").NamedChildren() {
+			if a.Kind() != "keyword_argument" || a.Field("name").Text() != "name" {
+				continue
+			}
+			if v := a.Field("value"); v.Kind() == "string" {
+				if n := strings.Trim(v.Text(), `"'`); n != "" && !strings.ContainsAny(n, `"' `) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
 }
