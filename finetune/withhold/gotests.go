@@ -180,6 +180,7 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 		if err := write(root, e.gf.rel, e.out, e.gf.mode); err != nil {
 			return err
 		}
+		res.goLiterals(e.gf, e.gf.ranges(all))
 		for _, n := range e.removed {
 			found[n] = true
 			res.Withheld = append(res.Withheld, names[n]...)
@@ -270,9 +271,11 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 			continue
 		}
 		p := path.Join(dir, rel)
-		if _, _, err := regular(root, p); err != nil {
+		b, _, err := regular(root, p)
+		if err != nil {
 			continue // not a file of the tree (a string that only looks like a path)
 		}
+		res.fileLiterals(b)
 		if err := os.Remove(filepath.Join(root, filepath.FromSlash(p))); err != nil {
 			return err
 		}

@@ -93,6 +93,9 @@ func pyFile(root, file string, ids []string, res *Result) error {
 		return err
 	}
 	res.Withheld = append(res.Withheld, found...)
+	for _, n := range defs {
+		res.pyLiterals(n)
+	}
 	for _, n := range shared {
 		res.Shared = append(res.Shared, file+": "+n)
 	}

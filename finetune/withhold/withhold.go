@@ -50,6 +50,9 @@ type Result struct {
 	// used and that stay, as other code uses them too (a table a kept test also ranges
 	// over): what they hold may be what a withheld test asserted, readable by the agent.
 	Shared []string `json:"shared,omitempty"`
+
+	// literals are the numbers and strings of the withheld code and files (redact.go).
+	literals map[string]bool
 }
 
 // Tests removes t's FAIL_TO_PASS tests from root, a tree of t's base commit with its patch
