@@ -319,3 +319,19 @@ func TestOutsidePatch(t *testing.T) {
 		t.Error("a patch git cannot read gave files")
 	}
 }
+
+// A file read is refused when the agent adds it, unless the original file (before the
+// task's bug) had it: the honest fix of a bug that took one out restores it.
+func TestScreenReadsAgainstOriginal(t *testing.T) {
+	with := "package p\n\nimport \"os\"\n\nfunc F() []byte { b, _ := os.ReadFile(\"x\"); return b }\n"
+	without := "package p\n\nimport \"os\"\n\nfunc F() []byte { _ = os.Getenv; return nil }\n"
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(without)}}, nil); !strings.Contains(got, "os.ReadFile") {
+		t.Errorf("an added os.ReadFile: %q, want it refused", got)
+	}
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(without), Orig: []byte(with)}}, nil); got != "" {
+		t.Errorf("the original's os.ReadFile restored: %q, want it spared", got)
+	}
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(with)}}, nil); got != "" {
+		t.Errorf("the base's os.ReadFile kept: %q, want it spared", got)
+	}
+}
