@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/finetune/withhold"
 )
 
 // Attacks found by a review that played the agent (each fools a plain run on the agent's
@@ -375,6 +378,70 @@ func TestAttacksReadHidden(t *testing.T) {
 			}
 			if !strings.HasPrefix(res.Reason, "refused by the screen") {
 				t.Errorf("reason %q, want the screen's", res.Reason)
+			}
+		})
+	}
+}
+
+// The agent's copy lacks the hidden tests (finetune/withhold); what it does to the test
+// file they were taken from (rewrite it, delete it, move it, add a test of the same name
+// elsewhere) does not reach the evaluation tree, which has them from the base commit.
+func TestWithheldTestsRestored(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tk, o := setup(t)
+	withheldCopy := func(t *testing.T) *workspace.Workspace {
+		ctx := context.Background()
+		co, err := env.ExportCommit(ctx, tk.Repo, tk.BaseCommit, filepath.Join(t.TempDir(), "buggy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Apply(ctx, co.Dir, tk.Patch); err != nil {
+			t.Fatal(err)
+		}
+		res, err := withhold.Tests(co.Dir, tk)
+		if err != nil || len(res.Withheld) != 1 {
+			t.Fatalf("withheld %+v, %v", res, err)
+		}
+		ws, err := workspace.Prepare(ctx, co.Dir, filepath.Join(t.TempDir(), "copy"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Remove() })
+		if strings.Contains(readFile(t, ws.Root, "calc/calc_test.go"), "TestAbs") {
+			t.Fatal("TestAbs is in the agent's copy")
+		}
+		return ws
+	}
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, root string)
+		fix  bool
+	}{
+		{"the test file deleted, bug fixed", func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, "calc", "calc_test.go"))
+		}, true},
+		{"the test file deleted, bug left", func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, "calc", "calc_test.go"))
+		}, false},
+		{"the test file moved, a passing TestAbs of the agent's in its place", func(t *testing.T, root string) {
+			os.Rename(filepath.Join(root, "calc", "calc_test.go"), filepath.Join(root, "calc", "old_test.go.txt"))
+			write(t, root, "calc/calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {}\n\nfunc TestMax(t *testing.T) {}\n")
+		}, false},
+		{"a TestAbs of the agent's in another test file", func(t *testing.T, root string) {
+			write(t, root, "calc/abs_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {}\n")
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := withheldCopy(t)
+			c.edit(t, ws.Root)
+			if c.fix {
+				write(t, ws.Root, "calc/calc.go", calcGo)
+			}
+			res := score(t, tk, ws, o)
+			if want := map[bool]float64{true: 1, false: 0}[c.fix]; res.Reward != want {
+				t.Errorf("reward %v (%s), want %v", res.Reward, res.Reason, want)
 			}
 		})
 	}
