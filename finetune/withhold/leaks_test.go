@@ -554,6 +554,32 @@ def test_add(case):
 def test_other():
     assert True
 `,
+	// (g) An attribute of the base class (not a test class) of the class a withheld method
+	// is in, only that method uses.
+	"py_base_class_attr": `
+-- kind --
+python
+-- ids --
+test_calc.py TestAdd::test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+class Cases:
+    WANT = 5  # HIDDEN
+    NAME = "add"
+
+
+class TestAdd(Cases):
+    def test_add(self):
+        assert add(2, 3) == self.WANT
+
+    def test_name(self):
+        assert self.NAME == "add"
+`,
 	// (h) Cases in a non-test file of a fixtures package only the withheld test uses.
 	"go_fixture_package": `
 -- finding --

@@ -127,7 +127,8 @@ func pyBytecode(root, file string, res *Result) error {
 }
 
 // pyHelpers adds to defs the module-level assignments, functions and classes (not tests),
-// and those of a class a removed method is in, that only code in defs uses: parametrize's cases, a helper returning the expected value. An
+// and those of a class a removed method is in and of its bases in the module, that only
+// code in defs uses: parametrize's cases, a helper returning the expected value. An
 // identifier of the same name anywhere else keeps one; the names of those kept that code
 // in defs uses are returned.
 func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
@@ -143,12 +144,37 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
 	// The module's statements, and those of each class a removed method is in (its
 	// attributes, its helper methods).
 	stmts := module.NamedChildren()
+	// Module-level classes by name: a test class's bases (a class of cases it inherits
+	// attributes from) are read like it.
+	classes := map[string]syntax.Node{}
+	for _, c := range stmts {
+		def := c
+		if c.Kind() == "decorated_definition" {
+			def = c.Field("definition")
+		}
+		if def.Kind() == "class_definition" {
+			classes[def.Field("name").Text()] = def
+		}
+	}
+	seen := map[int]bool{}
+	var withBases func(n syntax.Node)
+	withBases = func(n syntax.Node) {
+		if seen[n.Start()] {
+			return
+		}
+		seen[n.Start()] = true
+		stmts = append(stmts, n.Field("body").NamedChildren()...)
+		for _, b := range n.Field("superclasses").NamedChildren() {
+			if base, ok := classes[b.Text()]; ok && b.Kind() == "identifier" {
+				withBases(base)
+			}
+		}
+	}
 	module.Walk(func(n syntax.Node) bool {
 		if n.Kind() == "class_definition" {
-			body := n.Field("body").NamedChildren()
-			for _, c := range body {
+			for _, c := range n.Field("body").NamedChildren() {
 				if _, ok := defs[c.Start()]; ok {
-					stmts = append(stmts, body...)
+					withBases(n)
 					break
 				}
 			}
