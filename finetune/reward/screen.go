@@ -81,7 +81,20 @@ var goReads = map[string]map[string]bool{
 	"syscall": {"Open": true, "Openat": true, "Read": true, "Pread": true, "Mmap": true, "ForkExec": true,
 		"StartProcess": true},
 	"golang.org/x/sys/unix": {"Open": true, "Openat": true, "Openat2": true, "Read": true, "Pread": true, "Mmap": true},
+	// The standard library's own readers of a path.
+	"go/parser":     {"ParseFile": true, "ParseDir": true},
+	"text/template": {"ParseFiles": true, "ParseGlob": true}, "html/template": {"ParseFiles": true, "ParseGlob": true},
+	"net/http":  {"Dir": true, "ServeFile": true, "FileServer": true},
+	"debug/elf": {"Open": true}, "debug/pe": {"Open": true}, "debug/macho": {"Open": true}, "debug/plan9obj": {"Open": true},
+	"archive/zip": {"OpenReader": true},
 }
+
+// goReadPackages count at every use, like os/exec: go/build reads a package's files
+// (build.Default.Import is a method of a variable, which a name list would miss).
+var goReadPackages = map[string]bool{"os/exec": true, "go/build": true}
+
+// goReadMethods are methods that read a path whatever they are called on (a template's).
+var goReadMethods = map[string]bool{"ParseFiles": true, "ParseGlob": true}
 
 // goImports are the packages non-test code has no business importing: testing (the
 // harness itself; testing.Testing() tells a test binary apart), unsafe (what
@@ -130,7 +143,7 @@ func screenGo(src []byte) map[finding]int {
 		if im.Name != nil {
 			local = im.Name.Name
 		}
-		if (goExits[p] != nil || goReads[p] != nil || p == "flag" || p == "os/exec") && local == "." {
+		if (goExits[p] != nil || goReads[p] != nil || goReadPackages[p] || p == "flag") && local == "." {
 			n[finding(fmt.Sprintf("a dot import of %q", p))]++
 		}
 		names[local] = p
@@ -166,9 +179,12 @@ func screenGo(src []byte) map[finding]int {
 				if p, ok := names[id.Name]; ok && (goExits[p][x.Sel.Name] || p == "flag" && !flagKept[x.Sel.Name]) {
 					n[finding(p+"."+x.Sel.Name)]++
 				}
-				if p, ok := names[id.Name]; ok && (goReads[p][x.Sel.Name] || p == "os/exec") {
+				if p, ok := names[id.Name]; ok && (goReads[p][x.Sel.Name] || goReadPackages[p]) {
 					n[finding(p+"."+x.Sel.Name+" (reads files or runs a command)")]++
 				}
+			}
+			if goReadMethods[x.Sel.Name] {
+				n[finding("."+x.Sel.Name+" (reads files)")]++
 			}
 		case *ast.BasicLit:
 			if x.Kind == token.STRING || x.Kind == token.CHAR {

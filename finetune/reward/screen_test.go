@@ -335,3 +335,19 @@ func TestScreenReadsAgainstOriginal(t *testing.T) {
 		t.Errorf("the base's os.ReadFile kept: %q, want it spared", got)
 	}
 }
+
+// The standard library's other readers of a path count as file reads too.
+func TestScreenOtherReads(t *testing.T) {
+	base := "package p\n\nfunc F() {}\n"
+	for _, src := range []string{
+		"package p\n\nimport \"go/parser\"\n\nfunc F() { parser.ParseFile(nil, \"calc_test.go\", nil, 0) }\n",
+		"package p\n\nimport \"go/build\"\n\nfunc F() { build.Default.Import(\".\", \".\", 0) }\n",
+		"package p\n\nimport \"text/template\"\n\nfunc F() { template.New(\"x\").ParseFiles(\"calc_test.go\") }\n",
+		"package p\n\nimport \"net/http\"\n\nfunc F() { http.Dir(\".\").Open(\"calc_test.go\") }\n",
+		"package p\n\nimport . \"os\"\n\nfunc F() { ReadFile(\"calc_test.go\") }\n",
+	} {
+		if got := screen([]kept{{Path: "p/p.go", Content: []byte(src), Base: []byte(base)}}, nil); got == "" {
+			t.Errorf("not refused:\n%s", src)
+		}
+	}
+}
