@@ -133,6 +133,28 @@ func TestAdd(t *testing.T) { equal(t, 4242, Add(20, 22)) }
 
 func TestOther(t *testing.T) {}
 `,
+	"go_subtest_name": `
+-- leaks --
+yes
+-- kind --
+go
+-- ids --
+example.com/m TestAdd
+-- m_test.go --
+package m
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	t.Run("20 plus 22 is 4242", func(t *testing.T) {
+		if Add(20, 22) != 4242 {
+			t.Fail()
+		}
+	})
+}
+
+func TestOther(t *testing.T) {}
+`,
 	"go_fatal_no_want": `
 -- leaks --
 no
@@ -350,4 +372,26 @@ func sortedKeys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return lines(strings.Join(out, "\n"))
+}
+
+// Redact's token rules: a number alone or between underscores, not inside a longer number
+// or a name; a string anywhere.
+func TestRedact(t *testing.T) {
+	r := &Result{}
+	r.addLiteral("5", "")
+	r.addLiteral(`"hello world"`, "hello world")
+	for in, want := range map[string]string{
+		"got 3, want 5":             "got 3, want …",
+		"TestAdd/case_5_ok":         "TestAdd/case_…_ok",
+		"15 0.5 5.0 v5 x5y":         "15 0.5 5.0 v5 x5y",
+		`want "hello world", -5`:    "want …, -…",
+		"m_test.go:5: hello worlds": "m_test.go:…: hello worlds",
+	} {
+		if got := r.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := (*Result)(nil).Redact("5"); got != "5" {
+		t.Errorf("a nil result redacted %q", got)
+	}
 }

@@ -46,7 +46,8 @@ func (r *Result) goLiterals(gf *goFile, rs [][2]int) {
 			if u, err := strconv.Unquote(lit.Value); err == nil {
 				v = u
 				if lit.Kind == token.STRING {
-					r.addLiteral(strconv.Quote(u), "")
+					// A subtest's name as go test prints it: spaces made underscores.
+					r.addLiteral(strconv.Quote(u), strings.ReplaceAll(u, " ", "_"))
 				}
 			}
 		}
@@ -112,8 +113,13 @@ func (r *Result) Redact(text string) string {
 }
 
 // replaceToken replaces each occurrence of tok in text that does not continue a word or a
-// number on a side where tok itself begins or ends with one.
+// number on a side where tok itself begins or ends with one. A number may stand between
+// underscores (a subtest's name: TestAdd/20_plus_22).
 func replaceToken(text, tok string) string {
+	joins := wordByte
+	if isNumber(tok) {
+		joins = func(b byte) bool { return b != '_' && wordByte(b) }
+	}
 	var b strings.Builder
 	for {
 		i := strings.Index(text, tok)
@@ -122,7 +128,7 @@ func replaceToken(text, tok string) string {
 			return b.String()
 		}
 		j := i + len(tok)
-		if (i > 0 && wordByte(tok[0]) && wordByte(text[i-1])) || (j < len(text) && wordByte(tok[len(tok)-1]) && wordByte(text[j])) {
+		if (i > 0 && wordByte(tok[0]) && joins(text[i-1])) || (j < len(text) && wordByte(tok[len(tok)-1]) && joins(text[j])) {
 			b.WriteString(text[:i+1])
 			text = text[i+1:]
 			continue
