@@ -262,8 +262,6 @@ def test_count():
 `,
 	// (d) A conftest.py fixture only the withheld test uses.
 	"py_conftest": `
--- finding --
-a conftest.py fixture only withheld tests use stays, unnamed in the result (fixtures are found by parameter name across files)
 -- kind --
 python
 -- ids --

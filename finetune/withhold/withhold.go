@@ -16,7 +16,8 @@
 // names in a string literal, a constant path or a //go:embed line (testdata/*.golden), and
 // the imports only it used; Python — each test function or method a node id names
 // (decorators and the comments just above included), the module-level assignments and
-// functions only they use (a fixture by its function's name or its name=), the test file's committed bytecode, a `pass` put into a class
+// functions only they use (a fixture by its function's name or its name=, in the test
+// file or a conftest.py above it), the test file's committed bytecode, a `pass` put into a class
 // left empty. What withheld code used and other code uses too stays, named in
 // [Result.Shared]. Every other test stays, so the agent can still run the suite. A test that cannot
 // be removed safely (not found, referred to by other code, a file that would not parse,
