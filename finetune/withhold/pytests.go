@@ -545,7 +545,7 @@ func pyConftest(root, rel string, names map[string]bool, res *Result) error {
 	for _, n := range gone {
 		res.pyLiterals(n)
 	}
-	return nil
+	return pyBytecode(root, rel, res)
 }
 
 // mention notes the name n is, when it is one: an identifier, or a string's whole value.
