@@ -578,6 +578,32 @@ class TestAdd(Cases):
     def test_name(self):
         assert self.NAME == "add"
 `,
+	// (h) Cases in a helper module of the tests only the withheld test imports.
+	"py_helper_module": `
+-- finding --
+a helper module's data (tests/cases.py) only the withheld test imports stays, unnamed in the result: withhold reads the withheld tests' own file (and the conftest.py files above it) only
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/cases.py --
+ADD = [(2, 3, 5)]  # HIDDEN
+-- tests/test_calc.py --
+from calc import add
+from tests.cases import ADD
+
+
+def test_add():
+    for a, b, want in ADD:
+        assert add(a, b) == want
+
+
+def test_other():
+    assert True
+`,
 	// (h) Cases in a non-test file of a fixtures package only the withheld test uses.
 	"go_fixture_package": `
 -- finding --
