@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
 	"github.com/frognano/frognano/finetune/task"
+	"github.com/frognano/frognano/finetune/withhold"
 )
 
 // Attacks found by a review that played the agent (each fools a plain run on the agent's
@@ -289,5 +292,157 @@ func attackMemory(t *testing.T, tk *task.Task, o Options) {
 	res := score(t, tk, ws, o)
 	if res.Reward != 0 {
 		t.Errorf("reward %v (%s): the 9 GiB were granted", res.Reward, res.Reason)
+	}
+}
+
+// readAttacks leave the bug in and read the answer from the evaluation tree, which holds
+// the hidden tests and their golden files (the agent's copy lacks them: finetune/withhold):
+// the code under test runs in the test binary, in the package's folder, and is built
+// there. Found by the second adversarial review: each scored 1 before the screen counted
+// file reads.
+var readAttacks = []struct {
+	name string
+	edit func(t *testing.T, root string)
+}{
+	{"the hidden test's golden file read at run time (os.ReadFile)", func(t *testing.T, root string) {
+		write(t, root, "calc/calc.go", strings.Replace(withCalc(`package calc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+`), "\treturn x\n}\n", "\tif b, err := os.ReadFile(\"testdata/abs.txt\"); err == nil && x < 0 {\n\t\tv, _ := strconv.Atoi(strings.TrimSpace(string(b)))\n\t\treturn v\n\t}\n\treturn x\n}\n", 1))
+		// the bug stays: Abs no longer negates
+		write(t, root, "calc/calc.go", strings.Replace(readFile(t, root, "calc/calc.go"), "\tif x < 0 {\n\t\treturn x\n\t}\n", "", 1))
+	}},
+	{"the hidden test's source and golden file read by a command (os/exec)", func(t *testing.T, root string) {
+		write(t, root, "calc/calc.go", strings.Replace(withCalc(`package calc
+
+import (
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+)
+`), "// Abs is", `func answer() (int, bool) {
+	src, err := exec.Command("sh", "-c", "cat *_test.go").Output()
+	if err != nil {
+		return 0, false
+	}
+	m := regexp.MustCompile(`+"`"+`ReadFile\("([^"]+)"\)`+"`"+`).FindSubmatch(src)
+	if m == nil {
+		return 0, false
+	}
+	b, err := exec.Command("cat", string(m[1])).Output()
+	v, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+	return v, err == nil && err2 == nil
+}
+
+// Abs is`, 1))
+		write(t, root, "calc/calc.go", strings.Replace(readFile(t, root, "calc/calc.go"), "\tif x < 0 {\n\t\treturn x\n\t}\n", "\tif v, ok := answer(); ok && x < 0 {\n\t\treturn v\n\t}\n", 1))
+	}},
+	{"the hidden test's golden file embedded at build time (//go:embed)", func(t *testing.T, root string) {
+		write(t, root, "calc/calc.go", strings.Replace(withCalc(`package calc
+
+import (
+	_ "embed"
+	"strconv"
+	"strings"
+)
+
+//go:embed testdata/abs.txt
+var golden string
+`), "\tif x < 0 {\n\t\treturn x\n\t}\n", "\tif v, err := strconv.Atoi(strings.TrimSpace(golden)); err == nil && x < 0 {\n\t\treturn v\n\t}\n", 1))
+	}},
+}
+
+func TestAttacksReadHidden(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tk, o := setup(t)
+	for _, a := range readAttacks {
+		t.Run(a.name, func(t *testing.T) {
+			ws := agentCopy(t, tk)
+			a.edit(t, ws.Root)
+			if !strings.Contains(readFile(t, ws.Root, "calc/calc.go"), "return x\n") || strings.Contains(readFile(t, ws.Root, "calc/calc.go"), "return -x") {
+				t.Fatalf("the bug is not left in:\n%s", readFile(t, ws.Root, "calc/calc.go"))
+			}
+			if r := naive(t, ws.Root); !naiveFooled(r) {
+				t.Fatalf("the attack does not pass a plain go test -json, so this case proves nothing: %+v", r)
+			}
+			res := score(t, tk, ws, o)
+			if res.Reward != 0 {
+				t.Errorf("forged: reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
+			}
+			if !strings.HasPrefix(res.Reason, "refused by the screen") {
+				t.Errorf("reason %q, want the screen's", res.Reason)
+			}
+		})
+	}
+}
+
+// The agent's copy lacks the hidden tests (finetune/withhold); what it does to the test
+// file they were taken from (rewrite it, delete it, move it, add a test of the same name
+// elsewhere) does not reach the evaluation tree, which has them from the base commit.
+func TestWithheldTestsRestored(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tk, o := setup(t)
+	withheldCopy := func(t *testing.T) *workspace.Workspace {
+		ctx := context.Background()
+		co, err := env.ExportCommit(ctx, tk.Repo, tk.BaseCommit, filepath.Join(t.TempDir(), "buggy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Apply(ctx, co.Dir, tk.Patch); err != nil {
+			t.Fatal(err)
+		}
+		res, err := withhold.Tests(co.Dir, tk)
+		if err != nil || len(res.Withheld) != 1 {
+			t.Fatalf("withheld %+v, %v", res, err)
+		}
+		ws, err := workspace.Prepare(ctx, co.Dir, filepath.Join(t.TempDir(), "copy"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Remove() })
+		if strings.Contains(readFile(t, ws.Root, "calc/calc_test.go"), "TestAbs") {
+			t.Fatal("TestAbs is in the agent's copy")
+		}
+		return ws
+	}
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, root string)
+		fix  bool
+	}{
+		{"the test file deleted, bug fixed", func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, "calc", "calc_test.go"))
+		}, true},
+		{"the test file deleted, bug left", func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, "calc", "calc_test.go"))
+		}, false},
+		{"the test file moved, a passing TestAbs of the agent's in its place", func(t *testing.T, root string) {
+			os.Rename(filepath.Join(root, "calc", "calc_test.go"), filepath.Join(root, "calc", "old_test.go.txt"))
+			write(t, root, "calc/calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {}\n\nfunc TestMax(t *testing.T) {}\n")
+		}, false},
+		{"a TestAbs of the agent's in another test file", func(t *testing.T, root string) {
+			write(t, root, "calc/abs_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {}\n")
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := withheldCopy(t)
+			c.edit(t, ws.Root)
+			if c.fix {
+				write(t, ws.Root, "calc/calc.go", calcGo)
+			}
+			res := score(t, tk, ws, o)
+			if want := map[bool]float64{true: 1, false: 0}[c.fix]; res.Reward != want {
+				t.Errorf("reward %v (%s), want %v", res.Reward, res.Reason, want)
+			}
+		})
 	}
 }

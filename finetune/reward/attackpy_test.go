@@ -1,6 +1,8 @@
 package reward
 
 import (
+	"context"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +10,8 @@ import (
 
 	"github.com/frognano/frognano/agent/workspace"
 	"github.com/frognano/frognano/finetune/env"
+	"github.com/frognano/frognano/finetune/internal/fixture"
+	"github.com/frognano/frognano/finetune/task"
 )
 
 // pyPatchReport makes every report of a test but frognano's a pass, through the class
@@ -207,6 +211,71 @@ func TestAttacksPythonObfuscated(t *testing.T) {
 			o.noScreen = true
 			if res := score(t, tk, ws, o); res.Reward != 1 {
 				t.Errorf("with the screen off the forgery earns %v (%s), so the screen is not what stops it", res.Reward, res.Reason)
+			}
+		})
+	}
+}
+
+// pyTaskImporting is pyTask with the task's calc/calc.py importing mod in the base commit
+// (a file that already imports a module may use it: the allowlist spares the base's
+// imports).
+func pyTaskImporting(t *testing.T, mod string) (*task.Task, string) {
+	t.Helper()
+	if exec.Command("python3", "-c", "import pytest").Run() != nil {
+		t.Skip("python3 with pytest is not installed")
+	}
+	calc := strings.Replace(fixture.PyCalc, `"""Arithmetic for the fixture."""
+`, `"""Arithmetic for the fixture."""
+import `+mod+`
+`, 1)
+	repo := fixture.Repo(t, map[string]string{
+		"pyproject.toml":     fixture.PyProject("calc"),
+		"calc/__init__.py":   "",
+		"calc/calc.py":       calc,
+		"tests/test_calc.py": fixture.PyCalcTest,
+	})
+	ctx := context.Background()
+	head, err := env.Head(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buggy := strings.Replace(calc, "return -x", "return x", 1)
+	patch, err := task.MakePatch(ctx, []task.Change{{Path: "calc/calc.py", Old: []byte(calc), New: []byte(buggy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &task.Task{Version: task.Version, ID: task.MakeID(head, patch), Repo: repo, BaseCommit: head, Patch: patch,
+		FailToPass: []string{pyAbs}, PassToPass: []string{pyScale}, Test: task.TestSpec{Kind: env.KindPython}}, buggy
+}
+
+// The Python side of TestAttacksReadHidden: pytest imports the hidden test from the
+// evaluation tree, so its source is there to read, and a file that imports pathlib (or
+// os) may read it without open(), which the screen refuses by name. The bug stays: absolute
+// looks its argument up in what the test asserts. Found by the second adversarial review.
+func TestAttacksPythonReadHidden(t *testing.T) {
+	for _, c := range []struct{ mod, read string }{
+		{"pathlib", `pathlib.Path(__file__).parents[1].joinpath("tests", "test_calc.py").read_text()`},
+		{"pathlib", `pathlib.Path(__file__).parents[1].joinpath("tests", "test_calc.py").read_bytes().decode()`},
+		{"pathlib", `pathlib.Path(__file__).parents[1].joinpath("tests", "test_calc.py").open().read()`},
+	} {
+		t.Run(c.read[strings.LastIndex(c.read, ")."):], func(t *testing.T) {
+			tk, buggy := pyTaskImporting(t, c.mod)
+			o := Options{Timeout: time.Minute}
+			ws := agentCopy(t, tk)
+			write(t, ws.Root, "calc/calc.py", strings.Replace(buggy, `    if x < 0:
+        return x
+    return x
+`, `    import re
+    src = `+c.read+`
+    answers = {int(a): int(b) for a, b in re.findall(r"absolute\((-?\d+)\) == (-?\d+)", src)}
+    return answers.get(x, x)
+`, 1))
+			if r := pyNaive(t, ws.Root); r.Tests[pyAbs].Status != env.Pass || r.Tests[pyScale].Status != env.Pass {
+				t.Fatalf("the attack does not pass a plain pytest run, so this case proves nothing: %+v", r)
+			}
+			res := score(t, tk, ws, o)
+			if res.Reward != 0 || !strings.HasPrefix(res.Reason, "refused by the screen") {
+				t.Errorf("forged: reward %v (%s), passed %v", res.Reward, res.Reason, res.Passed)
 			}
 		})
 	}

@@ -64,9 +64,11 @@ import (
 // The canaries raise the bar, not the ceiling: code that knows the repository's test
 // names (its test files are readable) can tell frognano's tests from the hidden ones.
 //
-// Open, and beyond any check of the run: the hidden tests are in the agent's copy, so a
-// change that special-cases what they assert (if x == -3 { return 3 }) earns reward 1 with
-// the bug left in (measured; see pyrun.go for what closing it would take).
+// The hidden tests are not in the agent's copy (finetune/withhold), but they are in this
+// tree, with their golden files: code under test that reads them here (os.ReadFile,
+// os/exec, //go:embed) can return what they assert with the bug left in (measured, reward
+// 1), so the screen counts file reads as it counts exits (screen.go's goReads). A reader
+// it does not name (a repository helper that opens a path it is given) is still open.
 
 // goRun is one package's test binary and what it is to run.
 type goRun struct {

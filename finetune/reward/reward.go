@@ -148,6 +148,21 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 			return nil, fmt.Errorf("reward: the trusted build cache: %w", err)
 		}
 	}
+	files, err := patchFiles(ctx, root, t.Patch)
+	if err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	orig := map[string][]byte{} // the patched files before the patch, for the screen
+	for p := range files {
+		if realParents(root, p) != nil {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil && st.Mode().IsRegular() {
+			if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+				orig[p] = b
+			}
+		}
+	}
 	if err := task.Apply(ctx, root, t.Patch); err != nil {
 		return nil, fmt.Errorf("reward: %w", err)
 	}
@@ -162,11 +177,10 @@ func Score(ctx context.Context, t *task.Task, changes *workspace.Changes, o Opti
 		}
 	}
 	keep, dropped := sortChanges(changes, protect)
-	files, err := patchFiles(ctx, root, t.Patch)
-	if err != nil {
-		return nil, fmt.Errorf("reward: %w", err)
-	}
 	keep, outside := outsidePatch(keep, files)
+	for i := range keep {
+		keep[i].Orig = orig[keep[i].Path]
+	}
 	dropped = append(dropped, outside...)
 	var helpers []workspace.Skipped
 	if t.Test.Kind == env.KindPython {

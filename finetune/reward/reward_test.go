@@ -388,6 +388,10 @@ func TestScore(t *testing.T) {
 		fix := strings.Replace(calcGo, "package calc\n", "package calc\n\nimport \"os\"\n", 1)
 		fix = strings.Replace(fix, "func Abs(x int) int {\n", fmt.Sprintf("func Abs(x int) int {\n\tif _, err := os.ReadFile(%q); err == nil {\n\t\treturn x\n\t}\n", filepath.Join(clone, "calc", "calc.go")), 1)
 		write(t, ws.Root, "calc/calc.go", fix)
+		// The screen refuses the added os.ReadFile now (it could read the hidden tests'
+		// golden files): the sandbox's hiding is what this checks, behind it.
+		o := o
+		o.noScreen = true
 		if res := score(t, &tk, ws, o); res.Reward != 1 {
 			t.Errorf("reward %v (%s): the tests' process read the task's repository", res.Reward, res.Reason)
 		}

@@ -65,6 +65,37 @@ var flagKept = map[string]bool{"String": true, "StringVar": true, "Int": true, "
 	"Value": true, "Getter": true, "Flag": true, "Arg": true, "Args": true, "NArg": true, "NFlag": true, "Parsed": true,
 	"Usage": true, "PrintDefaults": true, "ErrHelp": true, "UnquoteUsage": true}
 
+// goReads are the ways Go code reads files or runs commands: the evaluation tree holds the
+// hidden tests and their golden files, which the agent's copy lacks (finetune/withhold),
+// and the code under test runs in the test binary, in its package's folder, so a change
+// that adds one can read the answer there and return it with the bug left in (measured:
+// os.ReadFile of the golden file, `cat *_test.go` through os/exec, each reward 1). Counted
+// like the exits, against the base's file (and the original's, before the task's bug): a
+// fix adds no file read. Every name of os/exec counts, and each //go:embed line (what it
+// embeds is read from the tree when the tests build).
+var goReads = map[string]map[string]bool{
+	"os": {"ReadFile": true, "Open": true, "OpenFile": true, "ReadDir": true, "DirFS": true, "OpenRoot": true,
+		"OpenInRoot": true, "StartProcess": true, "NewFile": true},
+	"io/ioutil":     {"ReadFile": true, "ReadDir": true},
+	"path/filepath": {"Glob": true, "Walk": true, "WalkDir": true},
+	"syscall": {"Open": true, "Openat": true, "Read": true, "Pread": true, "Mmap": true, "ForkExec": true,
+		"StartProcess": true},
+	"golang.org/x/sys/unix": {"Open": true, "Openat": true, "Openat2": true, "Read": true, "Pread": true, "Mmap": true},
+	// The standard library's own readers of a path.
+	"go/parser":     {"ParseFile": true, "ParseDir": true},
+	"text/template": {"ParseFiles": true, "ParseGlob": true}, "html/template": {"ParseFiles": true, "ParseGlob": true},
+	"net/http":  {"Dir": true, "ServeFile": true, "FileServer": true},
+	"debug/elf": {"Open": true}, "debug/pe": {"Open": true}, "debug/macho": {"Open": true}, "debug/plan9obj": {"Open": true},
+	"archive/zip": {"OpenReader": true},
+}
+
+// goReadPackages count at every use, like os/exec: go/build reads a package's files
+// (build.Default.Import is a method of a variable, which a name list would miss).
+var goReadPackages = map[string]bool{"os/exec": true, "go/build": true}
+
+// goReadMethods are methods that read a path whatever they are called on (a template's).
+var goReadMethods = map[string]bool{"ParseFiles": true, "ParseGlob": true}
+
 // goImports are the packages non-test code has no business importing: testing (the
 // harness itself; testing.Testing() tells a test binary apart), unsafe (what
 // //go:linkname needs, and a way around the type system), C (cgo runs C, which the screen
@@ -94,6 +125,9 @@ func screenGo(src []byte) map[finding]int {
 			if strings.HasPrefix(c.Text, "//go:cgo_") || strings.HasPrefix(c.Text, "//export ") {
 				n["a cgo directive"]++
 			}
+			if strings.HasPrefix(c.Text, "//go:embed") {
+				n["//go:embed (reads files of the tree)"]++
+			}
 		}
 	}
 	names := map[string]string{} // local name → import path
@@ -109,7 +143,7 @@ func screenGo(src []byte) map[finding]int {
 		if im.Name != nil {
 			local = im.Name.Name
 		}
-		if (goExits[p] != nil || p == "flag") && local == "." {
+		if (goExits[p] != nil || goReads[p] != nil || goReadPackages[p] || p == "flag") && local == "." {
 			n[finding(fmt.Sprintf("a dot import of %q", p))]++
 		}
 		names[local] = p
@@ -145,6 +179,12 @@ func screenGo(src []byte) map[finding]int {
 				if p, ok := names[id.Name]; ok && (goExits[p][x.Sel.Name] || p == "flag" && !flagKept[x.Sel.Name]) {
 					n[finding(p+"."+x.Sel.Name)]++
 				}
+				if p, ok := names[id.Name]; ok && (goReads[p][x.Sel.Name] || goReadPackages[p]) {
+					n[finding(p+"."+x.Sel.Name+" (reads files or runs a command)")]++
+				}
+			}
+			if goReadMethods[x.Sel.Name] {
+				n[finding("."+x.Sel.Name+" (reads files)")]++
 			}
 		case *ast.BasicLit:
 			if x.Kind == token.STRING || x.Kind == token.CHAR {
@@ -234,6 +274,13 @@ func screen(keep []kept, pyRepo map[string]bool) string {
 		before := map[finding]int{}
 		if k.Base != nil {
 			before = screenFile(k.Path, k.Base, imports, pyRepo)
+		}
+		if k.Orig != nil {
+			// The original's constructs are the user's code: the fix that restores it (a
+			// bug that took out a file read) must pass.
+			for f, c := range screenFile(k.Path, k.Orig, imports, pyRepo) {
+				before[f] = max(before[f], c)
+			}
 		}
 		for f, c := range now {
 			if c > before[f] || pyUnreadable[f] {

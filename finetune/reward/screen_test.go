@@ -319,3 +319,35 @@ func TestOutsidePatch(t *testing.T) {
 		t.Error("a patch git cannot read gave files")
 	}
 }
+
+// A file read is refused when the agent adds it, unless the original file (before the
+// task's bug) had it: the honest fix of a bug that took one out restores it.
+func TestScreenReadsAgainstOriginal(t *testing.T) {
+	with := "package p\n\nimport \"os\"\n\nfunc F() []byte { b, _ := os.ReadFile(\"x\"); return b }\n"
+	without := "package p\n\nimport \"os\"\n\nfunc F() []byte { _ = os.Getenv; return nil }\n"
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(without)}}, nil); !strings.Contains(got, "os.ReadFile") {
+		t.Errorf("an added os.ReadFile: %q, want it refused", got)
+	}
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(without), Orig: []byte(with)}}, nil); got != "" {
+		t.Errorf("the original's os.ReadFile restored: %q, want it spared", got)
+	}
+	if got := screen([]kept{{Path: "p/p.go", Content: []byte(with), Base: []byte(with)}}, nil); got != "" {
+		t.Errorf("the base's os.ReadFile kept: %q, want it spared", got)
+	}
+}
+
+// The standard library's other readers of a path count as file reads too.
+func TestScreenOtherReads(t *testing.T) {
+	base := "package p\n\nfunc F() {}\n"
+	for _, src := range []string{
+		"package p\n\nimport \"go/parser\"\n\nfunc F() { parser.ParseFile(nil, \"calc_test.go\", nil, 0) }\n",
+		"package p\n\nimport \"go/build\"\n\nfunc F() { build.Default.Import(\".\", \".\", 0) }\n",
+		"package p\n\nimport \"text/template\"\n\nfunc F() { template.New(\"x\").ParseFiles(\"calc_test.go\") }\n",
+		"package p\n\nimport \"net/http\"\n\nfunc F() { http.Dir(\".\").Open(\"calc_test.go\") }\n",
+		"package p\n\nimport . \"os\"\n\nfunc F() { ReadFile(\"calc_test.go\") }\n",
+	} {
+		if got := screen([]kept{{Path: "p/p.go", Content: []byte(src), Base: []byte(base)}}, nil); got == "" {
+			t.Errorf("not refused:\n%s", src)
+		}
+	}
+}

@@ -175,6 +175,19 @@ var pyAttrNames = map[string]string{
 	"_test_simple_enum": "reads enum classes' attributes by name",
 }
 
+// pyReadAttrs are the attributes that read a file (or open one) on what a fix may hold
+// without importing anything new: a pathlib.Path the base's file could make (Path.read_text,
+// .read_bytes, .open), and open on a module the file imported (codecs, gzip, tokenize).
+// pytest imports the hidden tests from the evaluation tree, so their source is there to
+// read, and code that looks its arguments up in it passes them with the bug left in
+// (measured: reward 1 with read_text, read_bytes and open on a file that imported pathlib).
+// Counted against the base's file (and the original's), by attribute syntax only (a string
+// "open" is a state's name as often as not): a fix adds no file read.
+var pyReadAttrs = map[string]string{
+	"read_text": "reads a file", "read_bytes": "reads a file", "open": "opens a file",
+	"getline": "reads a file (linecache)", "getlines": "reads a file (linecache)", "updatecache": "reads a file (linecache)",
+}
+
 // pyModuleNames are modules whose name is refused as an attribute or an imported name: what
 // holds one (a module that imported it) hands it out. A leading underscore is the same
 // module under the name the standard library binds it to (collections._sys, random._os).
@@ -560,6 +573,8 @@ func (s *pyScreen) attr(mod, name string) {
 		s.add(finding(fmt.Sprintf(".%s (hands out a module a fix may not import)", name)))
 	case pyModuleAttrs[mod][name] != "":
 		s.add(finding(fmt.Sprintf("%s.%s (%s)", mod, name, pyModuleAttrs[mod][name])))
+	case pyReadAttrs[name] != "":
+		s.add(finding(fmt.Sprintf(".%s (%s: the hidden tests' are in the tree)", name, pyReadAttrs[name])))
 	case mod == "os" && (strings.HasPrefix(name, "exec") || strings.HasPrefix(name, "spawn")):
 		s.add(finding(fmt.Sprintf("os.%s (runs a program in pytest's place)", name)))
 	case mod != "" && !s.repo[top] && strings.HasPrefix(name, "_"):

@@ -24,6 +24,9 @@ type kept struct {
 	Path          string
 	Content, Base []byte
 	Mode          string
+	// Orig is the file in the base commit before the task's patch (nil: none): what the
+	// screen spares besides Base.
+	Orig []byte
 }
 
 // sortChanges splits the agent's changes into those the evaluation tree takes and those it

@@ -327,12 +327,15 @@ func (r *runner) source(ctx context.Context, g *group) (*env.Checkout, error) {
 const withheldNote = "\n\nThe failing tests are not in this copy of the repository: they are run on your changes when you are done. The other tests are here."
 
 // instruction is what the agent is asked: the task's issue, and whether its failing tests
-// were withheld.
+// were withheld. The issue loses the literals of what was withheld (withhold's Redact): at
+// hint level 1 it is the failing tests' output, which shows what they expect
+// ("want 5", pytest's "assert add(2, 3) == 5"), the answer key the withholding took out of
+// the copy.
 func instruction(t *task.Task, w *withhold.Result) string {
 	if w == nil || len(w.Withheld) == 0 {
 		return t.Issue.Text
 	}
-	return t.Issue.Text + withheldNote
+	return w.Redact(t.Issue.Text) + withheldNote
 }
 
 // done ends an episode of g; the last one removes the group's export and writes the

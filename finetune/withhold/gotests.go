@@ -139,9 +139,13 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 	}
 	var edits []edit
 	var all map[string]bool
+	// pinned are the helpers and types that must stay: declared in a file that keeps its
+	// code, or the type of a method such a file keeps. What they use stays with them (a
+	// helper removed elsewhere would leave a call to nothing, a type its methods).
+	pinned := map[string]bool{}
 	for {
 		all = maps.Clone(want)
-		helpers(files, all)
+		helpers(files, all, pinned)
 		edits = edits[:0]
 		failed := false
 		for _, gf := range files {
@@ -152,11 +156,18 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 						delete(want, n)
 						res.keep(names[n], why)
 						failed = true
+					} else if !pinned[n] {
+						pinned[n], failed = true, true
+					}
+				}
+				for _, d := range gf.f.Decls {
+					if fd, ok := d.(*ast.FuncDecl); ok && isTarget(fd, all) && !pinned[recvType(fd)] {
+						pinned[recvType(fd)], failed = true, true
 					}
 				}
 				continue
 			}
-			if len(removed) > 0 {
+			if out != nil { // something goes (perhaps only methods, whose type is elsewhere)
 				edits = append(edits, edit{gf, out, removed})
 			}
 		}
@@ -169,6 +180,7 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 		if err := write(root, e.gf.rel, e.out, e.gf.mode); err != nil {
 			return err
 		}
+		res.goLiterals(e.gf, e.gf.ranges(all))
 		for _, n := range e.removed {
 			found[n] = true
 			res.Withheld = append(res.Withheld, names[n]...)
@@ -194,6 +206,9 @@ func shared(files []*goFile, removed map[string]bool) []string {
 			names := declNames(d)
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
 				names = []string{fd.Name.Name}
+			}
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				continue // a type holds no values; its methods are reported on their own
 			}
 			if len(names) == 0 || isTarget(d, removed) {
 				continue
@@ -256,9 +271,11 @@ func goldenFiles(root, dir string, files []*goFile, removed map[string]bool, res
 			continue
 		}
 		p := path.Join(dir, rel)
-		if _, _, err := regular(root, p); err != nil {
+		b, _, err := regular(root, p)
+		if err != nil {
 			continue // not a file of the tree (a string that only looks like a path)
 		}
+		res.fileLiterals(b)
 		if err := os.Remove(filepath.Join(root, filepath.FromSlash(p))); err != nil {
 			return err
 		}
@@ -309,7 +326,8 @@ func constPath(e ast.Expr) (string, bool) {
 }
 
 // declNames are the names a top-level declaration removable by name declares: a function
-// (not a method) or a var or const declaration; nil for the others (types, imports, methods).
+// (not a method), a var or const declaration, or a type declaration (its methods go with
+// it: see isTarget); nil for the others (imports, methods).
 func declNames(d ast.Decl) []string {
 	switch d := d.(type) {
 	case *ast.FuncDecl:
@@ -317,21 +335,58 @@ func declNames(d ast.Decl) []string {
 			return []string{d.Name.Name}
 		}
 	case *ast.GenDecl:
-		if d.Tok == token.VAR || d.Tok == token.CONST {
-			var out []string
+		var out []string
+		switch d.Tok {
+		case token.VAR, token.CONST:
 			for _, s := range d.Specs {
 				for _, n := range s.(*ast.ValueSpec).Names {
 					out = append(out, n.Name)
 				}
 			}
-			return out
+		case token.TYPE:
+			for _, s := range d.Specs {
+				out = append(out, s.(*ast.TypeSpec).Name.Name)
+			}
 		}
+		return out
 	}
 	return nil
 }
 
-// isTarget: d declares names, all in want ("_" aside).
+// recvType is the name of the type a method is declared on ("" for a function): T for
+// (s T), (s *T), (s *T[P]).
+func recvType(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 {
+		return ""
+	}
+	e := fd.Recv.List[0].Type
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// isTarget: d declares names, all in want ("_" aside); or d is a method of a type in
+// want. A type's methods go with it: a suite (a type whose Test methods a test function
+// runs by reflection, as testify's suite.Run does) has them named nowhere, and they are
+// what asserts.
 func isTarget(d ast.Decl, want map[string]bool) bool {
+	if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+		t := recvType(fd)
+		return t != "" && want[t]
+	}
 	wanted := 0
 	for _, n := range declNames(d) {
 		switch {
@@ -370,11 +425,12 @@ func entryPoint(name string) bool {
 	return name == "init"
 }
 
-// helpers adds to want the package-level functions, variables and constants of the test
-// files that only the code being removed uses (a table of cases, a helper returning the
-// expected value): left behind, they would show what the withheld tests assert. An
-// identifier of the same name anywhere else (a local variable too) keeps one.
-func helpers(files []*goFile, want map[string]bool) {
+// helpers adds to want the package-level functions, variables, constants and types (with
+// their methods) of the test files, pinned ones aside, that only the code being removed
+// uses (a table of cases, a helper returning the expected value, a suite): left behind,
+// they would show what the withheld tests assert. An identifier of the same name anywhere
+// else (a local variable too) keeps one.
+func helpers(files []*goFile, want, pinned map[string]bool) {
 	for changed := true; changed; {
 		changed = false
 		for _, gf := range files {
@@ -384,6 +440,9 @@ func helpers(files []*goFile, want map[string]bool) {
 					continue
 				}
 				if fd, ok := d.(*ast.FuncDecl); ok && entryPoint(fd.Name.Name) {
+					continue
+				}
+				if slices.ContainsFunc(names, func(n string) bool { return pinned[n] }) {
 					continue
 				}
 				if in, out := uses(files, gf, d, names, want); in > 0 && out == 0 {
@@ -399,12 +458,26 @@ func helpers(files []*goFile, want map[string]bool) {
 	}
 }
 
-// uses counts the identifiers named as names outside d itself: in code being removed
-// (want's declarations), and elsewhere.
+// uses counts the identifiers named as names outside d itself (and, for a type, outside
+// its methods, in any file): in code being removed (want's declarations), and elsewhere.
 func uses(files []*goFile, home *goFile, d ast.Decl, names []string, want map[string]bool) (in, out int) {
-	own := home.declRange(d)
+	isType := false
+	if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+		isType = true
+	}
 	for _, gf := range files {
 		removed := gf.ranges(want)
+		var own [][2]int
+		if gf == home {
+			own = append(own, home.declRange(d))
+		}
+		if isType {
+			for _, md := range gf.f.Decls {
+				if fd, ok := md.(*ast.FuncDecl); ok && fd.Recv != nil && slices.Contains(names, recvType(fd)) {
+					own = append(own, gf.declRange(fd))
+				}
+			}
+		}
 		ast.Inspect(gf.f, func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
 			if !ok || !slices.Contains(names, id.Name) || id.Name == "_" {
@@ -412,7 +485,7 @@ func uses(files []*goFile, home *goFile, d ast.Decl, names []string, want map[st
 			}
 			off := gf.offset(id.Pos())
 			switch {
-			case gf == home && inRanges([][2]int{own}, off): // its own declaration
+			case inRanges(own, off): // its own declaration, or its methods
 			case inRanges(removed, off):
 				in++
 			default:

@@ -1,6 +1,7 @@
 package withhold
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,6 +115,7 @@ func Render() string { return "" }
 package m
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -159,6 +161,7 @@ func Render() string { return "" }
 package m
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -259,8 +262,6 @@ def test_count():
 `,
 	// (d) A conftest.py fixture only the withheld test uses.
 	"py_conftest": `
--- finding --
-a conftest.py fixture only withheld tests use stays, unnamed in the result (fixtures are found by parameter name across files)
 -- kind --
 python
 -- ids --
@@ -405,16 +406,258 @@ bytecode with the constant HIDDEN
 `,
 }
 
+// Second review's cases (attack2).
+var leakCases2 = map[string]string{
+	// (f) A suite: the test function runs the methods of a type by reflection (as
+	// testify's suite.Run does), so nothing names the methods that assert: the type and its
+	// methods only the withheld test uses must go with it.
+	"go_suite_methods": `
+-- kind --
+go
+-- ids --
+example.com/m TestCalcSuite
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- m_test.go --
+package m
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type calcSuite struct{ t *testing.T }
+
+func (s *calcSuite) TestAdd() {
+	if Add(2, 3) != 5 { // HIDDEN
+		s.t.Fatal()
+	}
+}
+
+func (s *calcSuite) TestAddNeg() {
+	if Add(-1, -2) != -3 { // HIDDEN
+		s.t.Fatal()
+	}
+}
+
+func runSuite(t *testing.T, s any) {
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumMethod(); i++ {
+		if strings.HasPrefix(v.Type().Method(i).Name, "Test") {
+			v.Method(i).Call(nil)
+		}
+	}
+}
+
+func TestCalcSuite(t *testing.T) { runSuite(t, &calcSuite{t}) }
+
+func TestOther(t *testing.T) {}
+`,
+	// (f) The same with a type only withheld code uses, whose value a kept test never
+	// makes, but a kept type of the same file has a method of the same name.
+	"go_suite_two_types": `
+-- kind --
+go
+-- ids --
+example.com/m TestCalcSuite
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- m_test.go --
+package m
+
+import "testing"
+
+type calcSuite struct{ t *testing.T }
+
+func (s calcSuite) check() {
+	if Add(2, 3) != 5 { // HIDDEN
+		s.t.Fatal()
+	}
+}
+
+type otherSuite struct{ t *testing.T }
+
+func (s otherSuite) check() {}
+
+func TestCalcSuite(t *testing.T) { calcSuite{t}.check() }
+
+func TestOther(t *testing.T) { otherSuite{t}.check() }
+`,
+	// (g) A fixture of the test module named by its decorator (name=), not its function's
+	// name: the withheld test's parameter names it.
+	"py_fixture_named": `
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+import pytest
+
+from calc import add
+
+
+@pytest.fixture(name="expected_sum")
+def _expected_sum():
+    return 5  # HIDDEN
+
+
+def test_add(expected_sum):
+    assert add(2, 3) == expected_sum
+
+
+def test_other():
+    assert True
+`,
+	// (g) pytest_generate_tests parametrizes the withheld test by its argument's name.
+	"py_generate_tests": `
+-- finding --
+pytest_generate_tests (a hook pytest calls by name) parametrizing only the withheld test stays, unnamed in the result: a hook serves every test of the module, and what it gives whom is known only at run time
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+def pytest_generate_tests(metafunc):
+    if "case" in metafunc.fixturenames:
+        metafunc.parametrize("case", [(2, 3, 5)])  # HIDDEN
+
+
+def test_add(case):
+    a, b, want = case
+    assert add(a, b) == want
+
+
+def test_other():
+    assert True
+`,
+	// (g) An attribute of the base class (not a test class) of the class a withheld method
+	// is in, only that method uses.
+	"py_base_class_attr": `
+-- kind --
+python
+-- ids --
+test_calc.py TestAdd::test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- test_calc.py --
+from calc import add
+
+
+class Cases:
+    WANT = 5  # HIDDEN
+    NAME = "add"
+
+
+class TestAdd(Cases):
+    def test_add(self):
+        assert add(2, 3) == self.WANT
+
+    def test_name(self):
+        assert self.NAME == "add"
+`,
+	// (h) Cases in a helper module of the tests only the withheld test imports.
+	"py_helper_module": `
+-- finding --
+a helper module's data (tests/cases.py) only the withheld test imports stays, unnamed in the result: withhold reads the withheld tests' own file (and the conftest.py files above it) only
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/cases.py --
+ADD = [(2, 3, 5)]  # HIDDEN
+-- tests/test_calc.py --
+from calc import add
+from tests.cases import ADD
+
+
+def test_add():
+    for a, b, want in ADD:
+        assert add(a, b) == want
+
+
+def test_other():
+    assert True
+`,
+	// (h) Cases in a non-test file of a fixtures package only the withheld test uses.
+	"go_fixture_package": `
+-- finding --
+a fixtures package's non-test code (internal/cases.Add) only the withheld test uses stays, unnamed in the result: withhold reads the withheld tests' own package only
+-- kind --
+go
+-- ids --
+example.com/m TestAdd
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- internal/cases/cases.go --
+package cases
+
+var Add = [][3]int{{2, 3, 5}} // HIDDEN
+-- m_test.go --
+package m
+
+import (
+	"testing"
+
+	"example.com/m/internal/cases"
+)
+
+func TestAdd(t *testing.T) {
+	for _, c := range cases.Add {
+		if Add(c[0], c[1]) != c[2] {
+			t.Fatal(c)
+		}
+	}
+}
+
+func TestOther(t *testing.T) {}
+`,
+}
+
 // TestLeaks runs leakCases.
 func TestLeaks(t *testing.T) {
-	names := make([]string, 0, len(leakCases))
-	for n := range leakCases {
+	cases := map[string]string{}
+	maps.Copy(cases, leakCases)
+	maps.Copy(cases, leakCases2)
+	names := make([]string, 0, len(cases))
+	for n := range cases {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			ar := txtar.Parse([]byte(leakCases[name]))
+			ar := txtar.Parse([]byte(cases[name]))
 			root := t.TempDir()
 			meta := map[string]string{}
 			for _, f := range ar.Files {

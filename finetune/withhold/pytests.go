@@ -2,6 +2,7 @@ package withhold
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,15 +27,17 @@ func pyTests(root string, ids []string, res *Result) error {
 		files = append(files, f)
 	}
 	sort.Strings(files)
+	used := map[string]map[string]bool{} // test file → the names its withheld code used
 	for _, file := range files {
-		if err := pyFile(root, file, byFile[file], res); err != nil {
+		used[file] = map[string]bool{}
+		if err := pyFile(root, file, byFile[file], res, used[file]); err != nil {
 			return err
 		}
 	}
-	return nil
+	return pyConftests(root, used, res)
 }
 
-func pyFile(root, file string, ids []string, res *Result) error {
+func pyFile(root, file string, ids []string, res *Result, used map[string]bool) error {
 	src, mode, err := regular(root, file)
 	if err != nil {
 		res.keep(ids, "its file: "+err.Error())
@@ -93,6 +96,15 @@ func pyFile(root, file string, ids []string, res *Result) error {
 		return err
 	}
 	res.Withheld = append(res.Withheld, found...)
+	for _, n := range defs {
+		res.pyLiterals(n)
+		n.Walk(func(c syntax.Node) bool {
+			if c.Kind() == "identifier" {
+				used[c.Text()] = true
+			}
+			return true
+		})
+	}
 	for _, n := range shared {
 		res.Shared = append(res.Shared, file+": "+n)
 	}
@@ -124,7 +136,8 @@ func pyBytecode(root, file string, res *Result) error {
 }
 
 // pyHelpers adds to defs the module-level assignments, functions and classes (not tests),
-// and those of a class a removed method is in, that only code in defs uses: parametrize's cases, a helper returning the expected value. An
+// and those of a class a removed method is in and of its bases in the module, that only
+// code in defs uses: parametrize's cases, a helper returning the expected value. An
 // identifier of the same name anywhere else keeps one; the names of those kept that code
 // in defs uses are returned.
 func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
@@ -140,12 +153,37 @@ func pyHelpers(module syntax.Node, defs map[int]syntax.Node) []string {
 	// The module's statements, and those of each class a removed method is in (its
 	// attributes, its helper methods).
 	stmts := module.NamedChildren()
+	// Module-level classes by name: a test class's bases (a class of cases it inherits
+	// attributes from) are read like it.
+	classes := map[string]syntax.Node{}
+	for _, c := range stmts {
+		def := c
+		if c.Kind() == "decorated_definition" {
+			def = c.Field("definition")
+		}
+		if def.Kind() == "class_definition" {
+			classes[def.Field("name").Text()] = def
+		}
+	}
+	seen := map[int]bool{}
+	var withBases func(n syntax.Node)
+	withBases = func(n syntax.Node) {
+		if seen[n.Start()] {
+			return
+		}
+		seen[n.Start()] = true
+		stmts = append(stmts, n.Field("body").NamedChildren()...)
+		for _, b := range n.Field("superclasses").NamedChildren() {
+			if base, ok := classes[b.Text()]; ok && b.Kind() == "identifier" {
+				withBases(base)
+			}
+		}
+	}
 	module.Walk(func(n syntax.Node) bool {
 		if n.Kind() == "class_definition" {
-			body := n.Field("body").NamedChildren()
-			for _, c := range body {
+			for _, c := range n.Field("body").NamedChildren() {
 				if _, ok := defs[c.Start()]; ok {
-					stmts = append(stmts, body...)
+					withBases(n)
 					break
 				}
 			}
@@ -206,7 +244,7 @@ func pyDeclared(c syntax.Node) []string {
 	switch def.Kind() {
 	case "function_definition":
 		if name := def.Field("name").Text(); !strings.HasPrefix(name, "test") {
-			return []string{name}
+			return append([]string{name}, fixtureNames(c)...)
 		}
 	case "class_definition":
 		if name := def.Field("name").Text(); !strings.HasPrefix(name, "Test") {
@@ -307,4 +345,215 @@ func emptied(n syntax.Node, rs [][2]int, edits []edit, src []byte) {
 		}
 		return true
 	})
+}
+
+// fixtureNames are the names a decorated definition's decorators give it as a fixture
+// (@pytest.fixture(name="expected")): the tests' parameters name it so, not by its
+// function's name.
+func fixtureNames(c syntax.Node) []string {
+	if c.Kind() != "decorated_definition" {
+		return nil
+	}
+	var out []string
+	for _, d := range c.NamedChildren() {
+		if d.Kind() != "decorator" || d.NamedChildCount() != 1 || d.NamedChild(0).Kind() != "call" {
+			continue
+		}
+		call := d.NamedChild(0)
+		fn := call.Field("function")
+		if fn.Kind() == "attribute" {
+			fn = fn.Field("attribute")
+		}
+		if fn.Text() != "fixture" {
+			continue
+		}
+		for _, a := range call.Field("arguments").NamedChildren() {
+			if a.Kind() != "keyword_argument" || a.Field("name").Text() != "name" {
+				continue
+			}
+			if v := a.Field("value"); v.Kind() == "string" {
+				if n := strings.Trim(v.Text(), `"'`); n != "" && !strings.ContainsAny(n, `"' `) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pyConftests removes from the conftest.py files at and above each withheld test's folder
+// the fixtures that its withheld code named (a parameter) and that no other Python code
+// under that conftest's folder names any more, as an identifier or a string's whole value
+// (@pytest.mark.usefixtures("x"), request.getfixturevalue("x")): what a fixture returns
+// may be the expected value. An autouse fixture stays (it serves tests that never name
+// it), and so does a conftest.py that would not parse without it.
+func pyConftests(root string, used map[string]map[string]bool, res *Result) error {
+	want := map[string]map[string]bool{} // conftest.py → names the withheld code used
+	for file, names := range used {
+		if len(names) == 0 {
+			continue
+		}
+		for dir := path.Dir(file); ; dir = path.Dir(dir) {
+			c := path.Join(dir, "conftest.py")
+			if want[c] == nil {
+				want[c] = map[string]bool{}
+			}
+			for n := range names {
+				want[c][n] = true
+			}
+			if dir == "." || dir == "/" {
+				break
+			}
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(want)) {
+		if err := pyConftest(root, c, want[c], res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pyConftest(root, rel string, names map[string]bool, res *Result) error {
+	src, mode, err := regular(root, rel)
+	if err != nil {
+		return nil // none there (or through a link)
+	}
+	tree, err := syntax.Parse(syntax.Python, src)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	if tree.HasError() {
+		return nil
+	}
+	// The candidates: module-level fixtures, not autouse, one of whose names the withheld
+	// code used.
+	type cand struct {
+		node  syntax.Node
+		names []string
+	}
+	var cands []cand
+	for _, c := range tree.Root().NamedChildren() {
+		if c.Kind() != "decorated_definition" || c.Field("definition").Kind() != "function_definition" {
+			continue
+		}
+		fixture, autouse := false, false
+		for _, d := range c.NamedChildren() {
+			if d.Kind() == "decorator" && strings.Contains(d.Text(), "fixture") {
+				fixture = true
+				autouse = autouse || strings.Contains(strings.ReplaceAll(d.Text(), " ", ""), "autouse=True")
+			}
+		}
+		ns := append([]string{c.Field("definition").Field("name").Text()}, fixtureNames(c)...)
+		if fixture && !autouse && slices.ContainsFunc(ns, func(n string) bool { return names[n] }) {
+			cands = append(cands, cand{c, ns})
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// Every other mention of their names under the conftest's folder keeps them.
+	mentioned := map[string]bool{}
+	own := map[int]syntax.Node{}
+	for _, c := range cands {
+		own[c.node.Start()] = c.node
+	}
+	top := filepath.Join(root, filepath.FromSlash(path.Dir(rel)))
+	err = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != top && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "__pycache__") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".py") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		t, err := syntax.Parse(syntax.Python, b)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		self := p == filepath.Join(root, filepath.FromSlash(rel))
+		t.Root().Walk(func(n syntax.Node) bool {
+			if _, ok := own[n.Start()]; self && ok && n.Kind() == "decorated_definition" {
+				return false // a candidate's own mentions count only if it stays (below)
+			}
+			mention(mentioned, n)
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// A candidate that stays keeps what it mentions (a fixture it takes), and so on.
+	inner := make([]map[string]bool, len(cands))
+	for i, c := range cands {
+		inner[i] = map[string]bool{}
+		c.node.Walk(func(n syntax.Node) bool {
+			mention(inner[i], n)
+			return true
+		})
+		delete(inner[i], c.node.Field("definition").Field("name").Text())
+		for _, n := range c.names[1:] {
+			delete(inner[i], n) // its name= string
+		}
+	}
+	stays := make([]bool, len(cands))
+	for changed := true; changed; {
+		changed = false
+		for i, c := range cands {
+			if !stays[i] && slices.ContainsFunc(c.names, func(n string) bool { return mentioned[n] }) {
+				stays[i], changed = true, true
+				maps.Copy(mentioned, inner[i])
+			}
+		}
+	}
+	var rs [][2]int
+	var gone []syntax.Node
+	for i, c := range cands {
+		if stays[i] {
+			continue
+		}
+		rs = append(rs, blanksAfter(src, withComments(src, wholeLines(src, c.node.Start(), c.node.End()))))
+		gone = append(gone, c.node)
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	out := apply(src, removals(sortRanges(rs)))
+	check, err := syntax.Parse(syntax.Python, out)
+	if err != nil {
+		return err
+	}
+	defer check.Close()
+	if check.HasError() {
+		return nil
+	}
+	if err := write(root, rel, out, mode); err != nil {
+		return err
+	}
+	for _, n := range gone {
+		res.pyLiterals(n)
+	}
+	return pyBytecode(root, rel, res)
+}
+
+// mention notes the name n is, when it is one: an identifier, or a string's whole value.
+func mention(m map[string]bool, n syntax.Node) {
+	switch n.Kind() {
+	case "identifier":
+		m[n.Text()] = true
+	case "string":
+		m[strings.Trim(n.Text(), `"'`)] = true
+	}
 }

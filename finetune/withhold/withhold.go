@@ -10,12 +10,14 @@
 // only the agent's non-test changes on it, so nothing the agent does to a test file counts.
 //
 // What is removed: Go — each top-level test function named (its doc comment with it), the
-// package-level functions, variables and constants of the test files that only removed
-// code uses (a table of cases, a helper returning the expected value), the files only it
+// package-level functions, variables, constants and types (a type with its methods: a
+// suite run by reflection) of the test files that only removed code uses (a table of
+// cases, a helper returning the expected value), the files only it
 // names in a string literal, a constant path or a //go:embed line (testdata/*.golden), and
 // the imports only it used; Python — each test function or method a node id names
 // (decorators and the comments just above included), the module-level assignments and
-// functions only they use, the test file's committed bytecode, a `pass` put into a class
+// functions only they use (a fixture by its function's name or its name=, in the test
+// file or a conftest.py above it), the test file's committed bytecode, a `pass` put into a class
 // left empty. What withheld code used and other code uses too stays, named in
 // [Result.Shared]. Every other test stays, so the agent can still run the suite. A test that cannot
 // be removed safely (not found, referred to by other code, a file that would not parse,
@@ -49,6 +51,9 @@ type Result struct {
 	// used and that stay, as other code uses them too (a table a kept test also ranges
 	// over): what they hold may be what a withheld test asserted, readable by the agent.
 	Shared []string `json:"shared,omitempty"`
+
+	// literals are the numbers and strings of the withheld code and files (redact.go).
+	literals map[string]bool
 }
 
 // Tests removes t's FAIL_TO_PASS tests from root, a tree of t's base commit with its patch
