@@ -26,6 +26,11 @@ import (
 // `frognano agent --apply` does. One line per attempt, then "N tried, N contained".
 // Run it alone with `go test -run TestEscapes -v ./agent/`.
 //
+// The table sets this process's environment (HOME, secrets, GIT_DIR) to show what the
+// sandbox keeps from the agent, which no other test may see, so it runs in child processes
+// of this test binary, in parallel with the package's other tests: as this user, and when
+// that is root, also as nobody (escapesInChild).
+//
 // It needs bubblewrap: without it the sandbox confines far less (Isolation says what), and
 // under CI that is a failure, not a skip.
 func TestEscapes(t *testing.T) {
@@ -36,7 +41,14 @@ func TestEscapes(t *testing.T) {
 		}
 		t.Skipf("bubblewrap does not work here: %s", iso.Summary())
 	}
-	t.Setenv("FROGNANO_SANDBOX_GOCACHE", "") // the table tries the per-repository caches
+	if os.Getenv("FROGNANO_ESCAPE_CHILD") == "" {
+		t.Parallel()
+		t.Run("as this user", func(t *testing.T) { t.Parallel(); escapesInChild(t, false) })
+		if os.Geteuid() == 0 {
+			t.Run("as an ordinary user", func(t *testing.T) { t.Parallel(); escapesInChild(t, true) })
+		}
+		return
+	}
 	x := newEscapeLab(t)
 	tried, contained := 0, 0
 	var report []string
@@ -57,9 +69,6 @@ func TestEscapes(t *testing.T) {
 	}
 	report = append(report, fmt.Sprintf("%d tried, %d contained", tried, contained))
 	fmt.Println(strings.Join(report, "\n"))
-	if os.Geteuid() == 0 && os.Getenv("FROGNANO_ESCAPE_CHILD") == "" {
-		t.Run("as an ordinary user", escapesAsNobody)
-	}
 }
 
 // escapeLab holds what the attempts aim at, all made by the test: a home with a key, a
@@ -797,43 +806,60 @@ func hiddenHeld(r *try) (bool, string) {
 // the user's own folder holds it, which leak would count).
 const hiddenMark = "frognano-hidden-"
 
-// escapesAsNobody runs the table again, in a copy of this test binary, as the unprivileged
-// user nobody: bubblewrap then works through a user namespace, with no pids cgroup of its
-// own and no root to drop, which is how most people run frognano.
-func escapesAsNobody(t *testing.T) {
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed")
-	}
+// escapesInChild runs the table in a child process of this test binary (TestEscapes with
+// FROGNANO_ESCAPE_CHILD set) and prints its lines. As this user the child gets this
+// process's environment without the suites' shared Go cache (the table tries the
+// per-repository ones). As nobody (nobody true) it runs a copy of the binary as the
+// unprivileged user with a home and cache of its own: bubblewrap then works through a user
+// namespace, with no pids cgroup of its own and no root to drop, which is how most people
+// run frognano.
+func escapesInChild(t *testing.T, nobody bool) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "frognano-escape-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "agent.test")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"tmp", "cache", "home"} {
-		os.Mkdir(filepath.Join(dir, d), 0o777)
-		os.Chmod(filepath.Join(dir, d), 0o777)
-	}
-	os.Chmod(dir, 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-		bin, "-test.run=^TestEscapes$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "TMPDIR=" + filepath.Join(dir, "tmp"),
-		"FROGNANO_CACHE=" + filepath.Join(dir, "cache"), "FROGNANO_ESCAPE_CHILD=1", "CI=" + os.Getenv("CI")}
+	args := []string{"-test.run=^TestEscapes$", "-test.v", "-test.count=1"}
+	var cmd *exec.Cmd
+	who := "as this user"
+	if !nobody {
+		cmd = exec.CommandContext(ctx, self, args...)
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "FROGNANO_SANDBOX_GOCACHE=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "FROGNANO_ESCAPE_CHILD=1")
+	} else {
+		who = "as nobody"
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		dir, err := os.MkdirTemp("", "frognano-escape-nobody-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		b, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "agent.test")
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{"tmp", "cache", "home"} {
+			os.Mkdir(filepath.Join(dir, d), 0o777)
+			os.Chmod(filepath.Join(dir, d), 0o777)
+		}
+		os.Chmod(dir, 0o755)
+		cmd = exec.CommandContext(ctx, setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "TMPDIR=" + filepath.Join(dir, "tmp"),
+			"FROGNANO_CACHE=" + filepath.Join(dir, "cache"), "FROGNANO_ESCAPE_CHILD=1", "CI=" + os.Getenv("CI")}
+	}
 	out, err := cmd.CombinedOutput()
 	var table []string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -841,12 +867,12 @@ func escapesAsNobody(t *testing.T) {
 			table = append(table, line)
 		}
 	}
-	fmt.Println("as nobody:\n" + strings.Join(table, "\n"))
+	fmt.Println(who + ":\n" + strings.Join(table, "\n"))
 	if err != nil || len(table) == 0 {
-		t.Fatalf("the escape table as nobody: %v\n%s", err, out)
+		t.Fatalf("the escape table %s: %v\n%s", who, err, out)
 	}
 	var tried, contained int
 	if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != contained || tried < len(escapes)/2 {
-		t.Errorf("as nobody: %s", table[len(table)-1])
+		t.Errorf("%s: %s\n%s", who, table[len(table)-1], out)
 	}
 }
