@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/frognano/frognano/internal/gctune"
 	"github.com/frognano/frognano/lsp"
 	"github.com/frognano/frognano/ollama"
 )
@@ -37,6 +38,9 @@ func runLSP(ctx context.Context, env Env, args []string) int {
 			logw = f
 		}
 	}
+	// A keystroke copies the document; the default GOGC collects a small heap every few
+	// keystrokes, and those make the slow tail of didChange + codeAction.
+	defer gctune.Start(env.Getenv)()
 	opts := lsp.Options{Env: c, Log: logw}
 	if *listen != "" {
 		l, err := net.Listen("tcp", *listen)

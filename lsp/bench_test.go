@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/frognano/frognano/internal/gctune"
 	"github.com/frognano/frognano/lsp/document"
 	"github.com/frognano/frognano/ollama"
 )
@@ -115,6 +117,7 @@ func bigFile10k(lang string, n int) (name, text, cursorAt, keyAt string) {
 // the file (the server starts parsing in the background on each change). Between ops,
 // untimed, the server finishes that parse, as it would between keystrokes.
 func BenchmarkCodeActionLatency10k(b *testing.B) {
+	defer gctune.Start(os.Getenv)() // as `frognano lsp` does
 	for _, lang := range []string{"go", "python", "typescript"} {
 		b.Run(lang, func(b *testing.B) { benchLatency10k(b, lang) })
 	}
