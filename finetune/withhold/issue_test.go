@@ -253,6 +253,51 @@ def test_greet():
 def test_other():
     assert True
 `,
+	"py_helper_module": `
+-- leaks --
+yes
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- testcases/__init__.py --
+-- testcases/expected.py --
+WANT = 4242
+-- test_calc.py --
+from calc import add
+from testcases.expected import WANT
+
+
+def test_add():
+    assert add(20, 22) == WANT
+
+
+def test_other():
+    assert True
+`,
+	"py_data_file": `
+-- leaks --
+yes
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- testdata/expected.txt --
+4242
+-- test_calc.py --
+import pathlib
+
+from calc import add
+
+
+def test_add():
+    want = int((pathlib.Path(__file__).parent / "testdata" / "expected.txt").read_text())
+    assert add(20, 22) == want
+
+
+def test_other():
+    assert True
+`,
 }
 
 const (

@@ -339,8 +339,6 @@ def test_other():
 `,
 	// (d) A data file only the withheld test reads.
 	"py_data_file": `
--- finding --
-a data file only the withheld test names (tests/data/expected.json) stays, unnamed in the result: Python has no counterpart of Go's golden-file removal
 -- kind --
 python
 -- ids --
@@ -580,8 +578,6 @@ class TestAdd(Cases):
 `,
 	// (h) Cases in a helper module of the tests only the withheld test imports.
 	"py_helper_module": `
--- finding --
-a helper module's data (tests/cases.py) only the withheld test imports stays, unnamed in the result: withhold reads the withheld tests' own file (and the conftest.py files above it) only
 -- kind --
 python
 -- ids --
@@ -594,6 +590,139 @@ ADD = [(2, 3, 5)]  # HIDDEN
 -- tests/test_calc.py --
 from calc import add
 from tests.cases import ADD
+
+
+def test_add():
+    for a, b, want in ADD:
+        assert add(a, b) == want
+
+
+def test_other():
+    assert True
+`,
+	// (h) The same imported relatively from the tests' package, and as a module.
+	"py_helper_module_relative": `
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/__init__.py --
+-- tests/cases.py --
+ADD = [(2, 3, 5)]  # HIDDEN
+-- tests/more.py --
+WANT = 5  # HIDDEN
+-- tests/test_calc.py --
+from calc import add
+from . import more
+from .cases import ADD
+
+
+def test_add():
+    for a, b, want in ADD:
+        assert add(a, b) == want == more.WANT
+
+
+def test_other():
+    assert True
+`,
+	// (h) A helper module's cases a kept test imports too stay, named in Shared.
+	"py_helper_module_shared": `
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/cases.py --
+ADD = [(2, 3, 5)]  # HIDDEN
+-- tests/test_calc.py --
+from calc import add
+from cases import ADD
+
+
+def test_add():
+    for a, b, want in ADD:
+        assert add(a, b) == want
+
+
+def test_count():
+    assert len(ADD) == 1
+`,
+	// (d) A data file a kept test reads too stays, named in Shared.
+	"py_data_file_shared": `
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/data/expected.json --
+{"sum": 5, "note": "HIDDEN"}
+-- tests/test_calc.py --
+import json
+import pathlib
+
+from calc import add
+
+
+def test_add():
+    want = json.loads((pathlib.Path(__file__).parent / "data" / "expected.json").read_text())
+    assert add(2, 3) == want["sum"]
+
+
+def test_exists():
+    assert (pathlib.Path(__file__).parent / "data" / "expected.json").exists()
+`,
+	// (d) A data file whose name the withheld test computes.
+	"py_data_file_dynamic": `
+-- finding --
+a data file whose name is computed at run time (f"{name}.json", a parametrized case's field) is not found: it stays, unnamed in the result
+-- kind --
+python
+-- ids --
+tests/test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- tests/data/test_add.json --
+{"sum": 5, "note": "HIDDEN"}
+-- tests/test_calc.py --
+import json
+import pathlib
+
+from calc import add
+
+
+def test_add(request):
+    name = request.node.name
+    want = json.loads((pathlib.Path(__file__).parent / "data" / f"{name}.json").read_text())
+    assert add(2, 3) == want["sum"]
+
+
+def test_other():
+    assert True
+`,
+	// (h) A helper module outside a folder of the tests (the repository's root).
+	"py_helper_module_root": `
+-- finding --
+a helper module outside a folder named test… or …tests (cases.py at the root, beside the code under test) is not told from the code under test: it stays, unnamed in the result
+-- kind --
+python
+-- ids --
+test_calc.py test_add
+-- calc.py --
+def add(a, b):
+    return a - b
+-- cases.py --
+ADD = [(2, 3, 5)]  # HIDDEN
+-- test_calc.py --
+from calc import add
+from cases import ADD
 
 
 def test_add():

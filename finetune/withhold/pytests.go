@@ -28,16 +28,25 @@ func pyTests(root string, ids []string, res *Result) error {
 	}
 	sort.Strings(files)
 	used := map[string]map[string]bool{} // test file → the names its withheld code used
+	run := &pyRun{wants: map[string]map[string]bool{}, paths: map[string]bool{}, tests: map[string]bool{}}
 	for _, file := range files {
 		used[file] = map[string]bool{}
-		if err := pyFile(root, file, byFile[file], res, used[file]); err != nil {
+		run.tests[file] = true
+		if err := pyFile(root, file, byFile[file], res, used[file], run); err != nil {
 			return err
 		}
 	}
-	return pyConftests(root, used, res)
+	if err := pyConftests(root, used, res); err != nil {
+		return err
+	}
+	// With the test files and conftests done, what is left decides what else may go.
+	if err := pyModules(root, run, res); err != nil {
+		return err
+	}
+	return pyDataFiles(root, run, res)
 }
 
-func pyFile(root, file string, ids []string, res *Result, used map[string]bool) error {
+func pyFile(root, file string, ids []string, res *Result, used map[string]bool, run *pyRun) error {
 	src, mode, err := regular(root, file)
 	if err != nil {
 		res.keep(ids, "its file: "+err.Error())
@@ -82,6 +91,9 @@ func pyFile(root, file string, ids []string, res *Result, used map[string]bool) 
 	rs = sortRanges(rs)
 	edits := removals(rs)
 	emptied(tree.Root(), rs, edits, src)
+	imports := &pyRun{wants: map[string]map[string]bool{}}
+	edits = append(edits, pyImportEdits(root, file, tree.Root(), rs, imports)...)
+	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
 	out := apply(src, edits)
 	check, err := syntax.Parse(syntax.Python, out)
 	if err != nil {
@@ -96,8 +108,12 @@ func pyFile(root, file string, ids []string, res *Result, used map[string]bool) 
 		return err
 	}
 	res.Withheld = append(res.Withheld, found...)
+	for mod, names := range imports.wants {
+		maps.Copy(run.want(mod), names)
+	}
 	for _, n := range defs {
 		res.pyLiterals(n)
+		pyPaths(n, run.paths)
 		n.Walk(func(c syntax.Node) bool {
 			if c.Kind() == "identifier" {
 				used[c.Text()] = true

@@ -18,7 +18,13 @@
 // (decorators and the comments just above included), the module-level assignments and
 // functions only they use (a fixture by its function's name or its name=, in the test
 // file or a conftest.py above it), the test file's committed bytecode, a `pass` put into a class
-// left empty. What withheld code used and other code uses too stays, named in
+// left empty; the module-level declarations of a local helper module in a folder of the
+// tests (tests/cases.py, imported as tests.cases, .cases or cases from the test's folder)
+// that only they import, or the whole module (and its bytecode) when no other file names
+// it, with the imports of them the test file held; and the data files in a folder of the
+// tests they name by a relative path or by string parts joined with / or os.path.join
+// (Path(__file__).parent / "data" / "expected.json") that no other file of the tree
+// names. What withheld code used and other code uses too stays, named in
 // [Result.Shared]. Every other test stays, so the agent can still run the suite. A test that cannot
 // be removed safely (not found, referred to by other code, a file that would not parse,
 // an import whose name is unknown) stays where it is and is listed in [Result.Kept].
@@ -42,14 +48,17 @@ import (
 type Result struct {
 	Withheld []string `json:"withheld,omitempty"` // test ids removed from the tree
 	// Files are the files (slash paths) only the withheld tests read, removed too: golden
-	// outputs under testdata/, and a Python test file's committed bytecode.
+	// outputs under testdata/, a Python test's data files, helper modules only it imported,
+	// and the committed bytecode of each Python file changed or removed.
 	Files []string `json:"files,omitempty"`
 	// Kept are the FAIL_TO_PASS tests still in the tree, each with why: the agent can
 	// read them.
 	Kept map[string]string `json:"kept,omitempty"`
-	// Shared are the declarations of the test files ("file: name") that withheld code
-	// used and that stay, as other code uses them too (a table a kept test also ranges
-	// over): what they hold may be what a withheld test asserted, readable by the agent.
+	// Shared are the declarations of the test files and helper modules ("file: name")
+	// that withheld code used and that stay, as other code uses them too (a table a kept
+	// test also ranges over), and the Python data files it named that another file names
+	// too ("tests/data/expected.json"): what they hold may be what a withheld test
+	// asserted, readable by the agent.
 	Shared []string `json:"shared,omitempty"`
 
 	// literals are the numbers and strings of the withheld code and files (redact.go).
