@@ -20,8 +20,10 @@ import (
 )
 
 // goTests withholds the Go tests ids ("<import path> <TestName>") under root, package by
-// package.
-func goTests(root string, spec task.TestSpec, ids []string, res *Result) error {
+// package, and then what only the removed code used of the fixtures packages it imported
+// (patch, the task's diff, says which packages are under test).
+func goTests(root string, spec task.TestSpec, ids []string, patch string, res *Result) error {
+	fx := &goFixtures{dirs: map[string]bool{}}
 	byPkg := map[string]map[string][]string{} // import path → name → ids (one, but kept general)
 	for _, id := range ids {
 		pkg, name := env.SplitID(id)
@@ -49,11 +51,12 @@ func goTests(root string, spec task.TestSpec, ids []string, res *Result) error {
 			res.keep(all(), why)
 			continue
 		}
-		if err := goPackage(root, dir, names, res); err != nil {
+		fx.dirs[dir] = true
+		if err := goPackage(root, dir, names, res, fx); err != nil {
 			return err
 		}
 	}
-	return nil
+	return fx.withhold(root, patchedDirs(patch), res)
 }
 
 // goPackageDir is the folder (slash path under root) of the package pkg, or why not.
@@ -84,8 +87,9 @@ type goFile struct {
 	f    *ast.File
 }
 
-// goPackage removes the functions names (test name → ids) from the _test.go files in dir.
-func goPackage(root, dir string, names map[string][]string, res *Result) error {
+// goPackage removes the functions names (test name → ids) from the _test.go files in dir,
+// noting in fx what the removed code selected from its imports.
+func goPackage(root, dir string, names map[string][]string, res *Result, fx *goFixtures) error {
 	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
 	if err != nil {
 		for _, ids := range names {
@@ -181,6 +185,7 @@ func goPackage(root, dir string, names map[string][]string, res *Result) error {
 			return err
 		}
 		res.goLiterals(e.gf, e.gf.ranges(all))
+		fx.note(e.gf, e.gf.ranges(all))
 		for _, n := range e.removed {
 			found[n] = true
 			res.Withheld = append(res.Withheld, names[n]...)

@@ -735,8 +735,6 @@ def test_other():
 `,
 	// (h) Cases in a non-test file of a fixtures package only the withheld test uses.
 	"go_fixture_package": `
--- finding --
-a fixtures package's non-test code (internal/cases.Add) only the withheld test uses stays, unnamed in the result: withhold reads the withheld tests' own package only
 -- kind --
 go
 -- ids --
@@ -771,6 +769,47 @@ func TestAdd(t *testing.T) {
 }
 
 func TestOther(t *testing.T) {}
+`,
+	// A fixtures package's table a kept test also ranges over stays: Shared names it.
+	"go_fixture_package_shared": `
+-- kind --
+go
+-- ids --
+example.com/m TestAdd
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func Add(a, b int) int { return a - b }
+-- internal/cases/cases.go --
+package cases
+
+var Add = [][3]int{{2, 3, 5}} // HIDDEN
+-- m_test.go --
+package m
+
+import (
+	"testing"
+
+	"example.com/m/internal/cases"
+)
+
+func TestAdd(t *testing.T) {
+	for _, c := range cases.Add {
+		if Add(c[0], c[1]) != c[2] {
+			t.Fatal(c)
+		}
+	}
+}
+
+func TestOther(t *testing.T) {
+	if len(cases.Add) == 0 {
+		t.Fatal()
+	}
+}
 `,
 }
 

@@ -14,7 +14,10 @@
 // suite run by reflection) of the test files that only removed code uses (a table of
 // cases, a helper returning the expected value), the files only it
 // names in a string literal, a constant path or a //go:embed line (testdata/*.golden), and
-// the imports only it used; Python — each test function or method a node id names
+// the imports only it used, and of a fixtures package of the tree the removed code
+// imported (one only test code imports, its files not changed by the task's patch:
+// internal/cases with var Add = ...) the declarations it selected (cases.Add) that no other
+// code uses, with what only they use; Python — each test function or method a node id names
 // (decorators and the comments just above included), the module-level assignments and
 // functions only they use (a fixture by its function's name or its name=, in the test
 // file or a conftest.py above it), the test file's committed bytecode, a `pass` put into a class
@@ -54,11 +57,11 @@ type Result struct {
 	// Kept are the FAIL_TO_PASS tests still in the tree, each with why: the agent can
 	// read them.
 	Kept map[string]string `json:"kept,omitempty"`
-	// Shared are the declarations of the test files and helper modules ("file: name")
-	// that withheld code used and that stay, as other code uses them too (a table a kept
-	// test also ranges over), and the Python data files it named that another file names
-	// too ("tests/data/expected.json"): what they hold may be what a withheld test
-	// asserted, readable by the agent.
+	// Shared are the declarations of the test files, helper modules and fixtures
+	// packages ("file: name") that withheld code used and that stay, as other code uses
+	// them too (a table a kept test also ranges over), and the Python data files it named
+	// that another file names too ("tests/data/expected.json"): what they hold may be what
+	// a withheld test asserted, readable by the agent.
 	Shared []string `json:"shared,omitempty"`
 
 	// literals are the numbers and strings of the withheld code and files (redact.go).
@@ -74,7 +77,7 @@ func Tests(root string, t *task.Task) (*Result, error) {
 	var err error
 	switch t.Test.Kind {
 	case env.KindGo:
-		err = goTests(root, t.Test, t.FailToPass, res)
+		err = goTests(root, t.Test, t.FailToPass, t.Patch, res)
 	case env.KindPython:
 		err = pyTests(root, t.FailToPass, res)
 	default:
