@@ -279,23 +279,11 @@ func pyModule(root, mod string, want, others map[string]bool, res *Result) error
 	for _, n := range gone {
 		rs = append(rs, blanksAfter(src, withComments(src, wholeLines(src, n.Start(), n.End()))))
 	}
-	out := apply(src, removals(sortRanges(rs)))
-	check, err := syntax.Parse(syntax.Python, out)
-	if err != nil {
-		return err
-	}
-	defer check.Close()
-	if check.HasError() {
+	done, err := pyRemove(root, mod, src, mode, rs, gone, res)
+	if err == nil && !done { // it would not parse: all it gave stays
 		res.Shared = append(res.Shared, mod+": "+strings.Join(slices.Sorted(maps.Keys(want)), ", "))
-		return nil
 	}
-	if err := write(root, mod, out, mode); err != nil {
-		return err
-	}
-	for _, n := range gone {
-		res.pyLiterals(n)
-	}
-	return pyBytecode(root, mod, res)
+	return err
 }
 
 // pyModuleDecls are the module-level declarations of module to remove: those declaring a

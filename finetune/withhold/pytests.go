@@ -546,22 +546,31 @@ func pyConftest(root, rel string, names map[string]bool, res *Result) error {
 	if len(rs) == 0 {
 		return nil
 	}
+	_, err = pyRemove(root, rel, src, mode, rs, gone, res)
+	return err
+}
+
+// pyRemove takes the ranges rs (of the declarations gone) out of the Python file rel
+// (src, read with regular) and writes it, with its literals noted for the issue's
+// redaction and its committed bytecode removed; unless the result would not parse, when
+// nothing is written and done is false.
+func pyRemove(root, rel string, src []byte, mode os.FileMode, rs [][2]int, gone []syntax.Node, res *Result) (done bool, err error) {
 	out := apply(src, removals(sortRanges(rs)))
 	check, err := syntax.Parse(syntax.Python, out)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer check.Close()
 	if check.HasError() {
-		return nil
+		return false, nil
 	}
 	if err := write(root, rel, out, mode); err != nil {
-		return err
+		return false, err
 	}
 	for _, n := range gone {
 		res.pyLiterals(n)
 	}
-	return pyBytecode(root, rel, res)
+	return true, pyBytecode(root, rel, res)
 }
 
 // mention notes the name n is, when it is one: an identifier, or a string's whole value.
