@@ -476,20 +476,11 @@ func pyConftest(root, rel string, names map[string]bool, res *Result) error {
 		own[c.node.Start()] = c.node
 	}
 	top := filepath.Join(root, filepath.FromSlash(path.Dir(rel)))
-	err = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
+	err = walkTree(top, false, func(r string) error {
+		if !strings.HasSuffix(r, ".py") {
 			return nil
 		}
-		if d.IsDir() {
-			if p != top && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "__pycache__") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".py") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
+		b, _, err := regular(top, r)
 		if err != nil {
 			return nil
 		}
@@ -498,7 +489,7 @@ func pyConftest(root, rel string, names map[string]bool, res *Result) error {
 			return err
 		}
 		defer t.Close()
-		self := p == filepath.Join(root, filepath.FromSlash(rel))
+		self := r == path.Base(rel)
 		t.Root().Walk(func(n syntax.Node) bool {
 			if _, ok := own[n.Start()]; self && ok && n.Kind() == "decorated_definition" {
 				return false // a candidate's own mentions count only if it stays (below)
