@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 const (
@@ -50,10 +49,10 @@ func Start(getenv func(string) string) (stop func()) {
 }
 
 type tuner struct {
-	mu      sync.Mutex // guards cur and prev against stop
+	mu      sync.Mutex // guards all below: the cleanup goroutine against stop
 	cur     int
 	prev    int
-	stopped atomic.Bool
+	stopped bool
 	sample  [1]metrics.Sample
 }
 
@@ -68,7 +67,9 @@ func (t *tuner) arm() {
 
 // collected runs on the runtime's cleanup goroutine after each collection.
 func (t *tuner) collected() {
-	if t.stopped.Load() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
 		return
 	}
 	t.sample[0].Name = "/gc/heap/live:bytes"
@@ -77,21 +78,19 @@ func (t *tuner) collected() {
 	if t.sample[0].Value.Kind() == metrics.KindUint64 {
 		live = t.sample[0].Value.Uint64()
 	}
-	p := Percent(live)
-	t.mu.Lock()
-	if !t.stopped.Load() && p != t.cur {
+	if p := Percent(live); p != t.cur {
 		debug.SetGCPercent(p)
 		t.cur = p
 	}
-	t.mu.Unlock()
 	t.arm()
 }
 
 func (t *tuner) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.stopped.Swap(true) {
+	if t.stopped {
 		return
 	}
+	t.stopped = true
 	debug.SetGCPercent(t.prev)
 }
