@@ -1,7 +1,6 @@
 package reward
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -392,23 +391,12 @@ func TestWithheldTestsRestored(t *testing.T) {
 	}
 	tk, o := setup(t)
 	withheldCopy := func(t *testing.T) *workspace.Workspace {
-		ctx := context.Background()
-		co, err := env.ExportCommit(ctx, tk.Repo, tk.BaseCommit, filepath.Join(t.TempDir(), "buggy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := task.Apply(ctx, co.Dir, tk.Patch); err != nil {
-			t.Fatal(err)
-		}
-		res, err := withhold.Tests(co.Dir, tk)
-		if err != nil || len(res.Withheld) != 1 {
-			t.Fatalf("withheld %+v, %v", res, err)
-		}
-		ws, err := workspace.Prepare(ctx, co.Dir, filepath.Join(t.TempDir(), "copy"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ws.Remove() })
+		ws := agentCopyOf(t, tk, func(dir string) {
+			res, err := withhold.Tests(dir, tk)
+			if err != nil || len(res.Withheld) != 1 {
+				t.Fatalf("withheld %+v, %v", res, err)
+			}
+		})
 		if strings.Contains(readFile(t, ws.Root, "calc/calc_test.go"), "TestAbs") {
 			t.Fatal("TestAbs is in the agent's copy")
 		}

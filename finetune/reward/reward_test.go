@@ -154,6 +154,13 @@ func executable(t *testing.T) string {
 // agentCopy is the agent's private copy of the task's buggy tree, as a rollout makes it.
 func agentCopy(t *testing.T, tk *task.Task) *workspace.Workspace {
 	t.Helper()
+	return agentCopyOf(t, tk, nil)
+}
+
+// agentCopyOf is agentCopy with change (when not nil) made to the buggy tree before it is
+// copied, as a rollout withholds the task's tests there.
+func agentCopyOf(t *testing.T, tk *task.Task, change func(dir string)) *workspace.Workspace {
+	t.Helper()
 	ctx := context.Background()
 	co, err := env.ExportCommit(ctx, tk.Repo, tk.BaseCommit, filepath.Join(t.TempDir(), "buggy"))
 	if err != nil {
@@ -161,6 +168,9 @@ func agentCopy(t *testing.T, tk *task.Task) *workspace.Workspace {
 	}
 	if err := task.Apply(ctx, co.Dir, tk.Patch); err != nil {
 		t.Fatal(err)
+	}
+	if change != nil {
+		change(co.Dir)
 	}
 	ws, err := workspace.Prepare(ctx, co.Dir, filepath.Join(t.TempDir(), "copy"), nil)
 	if err != nil {
