@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // loaded at once: Ollama's CPU default is 3, and a fourth model would first wait for one
 // to go idle and unload it, and its test would load it again on its next turn. The tiny
 // generated models take little memory each.
-var sharedEnv = []string{"OLLAMA_MAX_LOADED_MODELS=8"}
+var sharedEnv = append(slices.Clone(testEnv), "OLLAMA_MAX_LOADED_MODELS=8")
 
 // shared is the test binary's one server for the tests that need no server of their own;
 // Main stops it.
