@@ -3,6 +3,7 @@ package synth
 import "testing"
 
 func TestBrief(t *testing.T) {
+	t.Parallel()
 	s := &Summary{Commit: "0123456789abcdef", Candidates: map[string]int{SynthMutation: 5, SynthCombined: 2}, Valid: 1,
 		Rejected: map[string]int{"timeout": 2, "no_failing_test": 4}, Notes: []string{"a go.work below the top is not used"}}
 	s.Tests.Passing, s.Tests.Hung = 3, 1

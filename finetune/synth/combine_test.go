@@ -15,6 +15,7 @@ import (
 // functions, each validated again as one patch: two bugs, both parts named, and the
 // combined patch proven like any task's.
 func TestCombined(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":            fixture.GoMod("example.com/comb"),
 		"calc/calc.go":      fixture.Calc,
@@ -70,6 +71,7 @@ func TestCombined(t *testing.T) {
 }
 
 func TestApart(t *testing.T) {
+	t.Parallel()
 	mk := func(fn, patch string) *task.Task {
 		return &task.Task{Patch: patch, Origin: task.Origin{File: "a.go", Function: fn}}
 	}
@@ -91,6 +93,7 @@ func TestApart(t *testing.T) {
 // TestPairOrder: the pairs spread over the tasks before any task is reused, and pairs that
 // are not apart are never made.
 func TestPairOrder(t *testing.T) {
+	t.Parallel()
 	mk := func(fn string, line int) *task.Task {
 		return &task.Task{Patch: fmt.Sprintf("--- a/a.go\n+++ b/a.go\n@@ -%d,7 +%d,7 @@\n", line, line), Origin: task.Origin{File: "a.go", Function: fn}}
 	}

@@ -8,6 +8,7 @@ import (
 
 // TestCoverage reads a profile and sets aside the mutants outside every block that ran.
 func TestCoverage(t *testing.T) {
+	t.Parallel()
 	src := []byte("package p\n\nfunc A(x int) int {\n\tif x > 0 {\n\t\treturn 1\n\t}\n\treturn 2\n}\n\nfunc B(x int) int {\n\tif x < 0 {\n\t\treturn 3\n\t}\n\treturn 4\n}\n")
 	// A's first block (up to the if's brace) and its return 1 ran; B's blocks did not.
 	prof := "mode: set\nexample.com/m/p/p.go:3.19,4.11 1 1\nexample.com/m/p/p.go:4.11,6.3 1 1\nexample.com/m/p/p.go:7.2,7.10 1 0\n" +
@@ -42,6 +43,7 @@ func TestCoverage(t *testing.T) {
 // the folder of the module with the longest matching path (tools/ is nested under the
 // top's path), and a block ran when it ran in any module's tests.
 func TestCoverageModules(t *testing.T) {
+	t.Parallel()
 	mods := []env.Module{{Path: "example.com/app", Dir: "."}, {Path: "example.com/app/tools", Dir: "tools"}, {Path: "example.com/lib", Dir: "lib"}}
 	cv := parseCoverProfile([]byte("mode: set\nexample.com/app/tools/count/count.go:1.1,2.2 1 1\nexample.com/lib/calc/calc.go:3.1,4.2 1 0\n"), mods, "c0ffee")
 	cv.add([]byte("mode: set\nexample.com/lib/calc/calc.go:3.1,4.2 1 1\nexample.com/app/report/report.go:1.1,2.2 1 0\n"), mods)

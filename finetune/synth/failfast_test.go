@@ -72,6 +72,7 @@ func TestCountNeg(t *testing.T) {
 // test and then hangs another passes the screen but never becomes a task: its plain
 // confirmation rejects it as hanging, as the naive way does.
 func TestScreenFailFast(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":        fixture.GoMod("example.com/ff"),
 		"ff/ff.go":      fastSrc,
@@ -165,6 +166,7 @@ func TestScreenFailFast(t *testing.T) {
 // at least; the whole screen of the mutant (its build, the clean run, the mutant's run)
 // now takes less.
 func TestHangLimit(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":        fixture.GoMod("example.com/hang"),
 		"ff/ff.go":      fastSrc,
@@ -301,6 +303,7 @@ func TestTable(t *testing.T) {
 // of the packages importing them) does not run again the clean run of a binary that the
 // first command ran clean moments before: it takes that run and the hang limit it set.
 func TestDepsReuseCleanRun(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":        fixture.GoMod("example.com/reuse"),
 		"ff/ff.go":      fastSrc,

@@ -113,6 +113,7 @@ func historySteps() []commitStep {
 // the commit that added a file is no candidate. Every task passes checkTask, names the
 // commit it reverts, and the user's repository is left as it was.
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	repo := historyRepo(t, historySteps())
 	before := gitState(t, repo)
 	opts := testOptions(t)

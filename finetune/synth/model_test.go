@@ -23,6 +23,7 @@ import (
 // file, which must be dropped) and another writes the symptom-level issues. The user's
 // HEAD, refs, index, stash and status are the same after the run.
 func TestAllSynthesizers(t *testing.T) {
+	t.Parallel()
 	srv := ollamatest.Start(t)
 	srv.Scripted("breaker", modelgen.Qwen3, modelgen.Script{Turns: []modelgen.Turn{
 		{ToolCalls: []modelgen.ToolCall{
@@ -94,6 +95,7 @@ func TestAllSynthesizers(t *testing.T) {
 // TestNoModel: the model-written synthesizer and the symptom level refuse to start
 // without a model, saying so.
 func TestNoModel(t *testing.T) {
+	t.Parallel()
 	for _, o := range []Options{{Synthesizers: []string{SynthModel}}, {HintLevel: HintSymptom}, {Synthesizers: []string{"nope"}}, {HintLevel: 3}} {
 		if err := o.check(); err == nil {
 			t.Errorf("%+v: no error", o)
@@ -108,6 +110,7 @@ func TestNoModel(t *testing.T) {
 }
 
 func TestCleanSymptom(t *testing.T) {
+	t.Parallel()
 	got, err := cleanSymptom("<think>it is Abs</think>\nAbsolute values come back negative; TestAbs and TestAbsolute fail.", []string{"m TestAbs", "m TestAbsolute"})
 	if err != nil || got != "Absolute values come back negative; a check and a check fail." {
 		t.Errorf("%q %v", got, err)
@@ -132,6 +135,7 @@ func (m *failingModel) Show(context.Context, *api.ShowRequest) (*api.ShowRespons
 // TestSymptomFallback: when the model cannot write the symptom, the task gets the nearest
 // level there is, and the model is asked once per run, not once per task.
 func TestSymptomFallback(t *testing.T) {
+	t.Parallel()
 	m := &failingModel{}
 	r := &runner{s: &env.Session{Env: &env.Env{Packages: map[string]env.Package{}, Tests: map[string]env.Result{}},
 		Checkout: &env.Checkout{Dir: t.TempDir()}}, opts: Options{IssueModel: m, IssueModelName: "x", HintLevel: HintSymptom}}

@@ -16,6 +16,7 @@ import (
 // a mutant of lib is caught by the top module's tests too, and each task records where its
 // tests run.
 func TestSynthesizeModules(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, fixture.MultiModule())
 	opts := testOptions(t)
 	ctx := context.Background()
@@ -71,6 +72,7 @@ func TestSynthesizeModules(t *testing.T) {
 // TestSynthesizeWorkspace: with a go.work at the top (and no module there), tasks come
 // from both of its modules, run with the workspace (b builds only with it).
 func TestSynthesizeWorkspace(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, fixture.Workspace())
 	opts := testOptions(t)
 	opts.N = 6
@@ -111,6 +113,7 @@ func TestSynthesizeWorkspace(t *testing.T) {
 // builds only with it): tasks come from them, say which go.work their tests run with, and
 // check out so; the top's module runs alone.
 func TestSynthesizeNestedWorkspace(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, fixture.NestedWorkspace())
 	opts := testOptions(t)
 	opts.N = 6
@@ -155,6 +158,7 @@ func TestSynthesizeNestedWorkspace(t *testing.T) {
 // leaves the repository) is named in the summary, with why, instead of leaving a module
 // that builds only within it to fail its tests silently.
 func TestNestedWorkspaceNote(t *testing.T) {
+	t.Parallel()
 	files := fixture.NestedWorkspace()
 	files["ws/go.work"] = "go 1.22\n\nuse (\n\t./a\n\t../../elsewhere\n)\n"
 	repo := fixture.Repo(t, files)

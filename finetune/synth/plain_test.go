@@ -12,6 +12,7 @@ import (
 // each on a fresh copy, when a test changed the shared tree: here a test that, when the
 // code is wrong, leaves a file behind in its package's folder.
 func TestPlainCopy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		test  string

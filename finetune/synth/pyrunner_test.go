@@ -283,6 +283,7 @@ func differences(forked, plain map[string]string) []string {
 // TestPyRunnerAgreesWithPytest: every mutant's forked run says what a plain pytest run on
 // the mutated tree says, test by test; and the fixture is left as it was.
 func TestPyRunnerAgreesWithPytest(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, reimportFiles)
@@ -325,6 +326,7 @@ func TestPyRunnerAgreesWithPytest(t *testing.T) {
 // test only), the forked runs of a mutant whose module the tests imported while collecting
 // must disagree with plain pytest: the comparison above can fail.
 func TestPyRunnerControl(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, reimportFiles)
@@ -341,6 +343,7 @@ func TestPyRunnerControl(t *testing.T) {
 // stopped at its time limit (rc 124, the test it was in "hung"), and nothing it started
 // outlives the runner; the tree is left as it was.
 func TestPyRunnerLeavesNothing(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	token := fmt.Sprintf("frognano-leftover-%d", time.Now().UnixNano())

@@ -55,6 +55,7 @@ func pyOptions(t *testing.T) Options {
 // own: the patch applied to the base commit makes FAIL_TO_PASS fail and keeps PASS_TO_PASS
 // passing; reversed, they all pass. The user's repository is left as it was.
 func TestSynthesizePython(t *testing.T) {
+	t.Parallel()
 	if exec.Command("python3", "-c", "import pytest").Run() != nil {
 		t.Skip("python3 with pytest is not installed")
 	}
@@ -149,6 +150,7 @@ func checkScriptTask(t *testing.T, s *env.Session, tk *task.Task) {
 
 // TestSynthesizeNodeTest synthesizes on a JavaScript package tested by node's test runner.
 func TestSynthesizeNodeTest(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -180,6 +182,7 @@ func TestSynthesizeNodeTest(t *testing.T) {
 // Each operator in each language: the mutant's text where it applies, and nothing where it
 // must not (outside functions, on a docstring).
 func TestScriptOperators(t *testing.T) {
+	t.Parallel()
 	type want struct{ op, before, after string }
 	for _, tc := range []struct {
 		file, src string

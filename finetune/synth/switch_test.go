@@ -35,6 +35,7 @@ func Touch(p *int) {
 `
 
 func TestSwitchFile(t *testing.T) {
+	t.Parallel()
 	ms, err := GoMutants("m/p", "p.go", []byte(switchSrc))
 	if err != nil {
 		t.Fatal(err)

@@ -102,6 +102,7 @@ func gitState(t *testing.T, repo string) string {
 // own: the patch applied to the base commit makes FAIL_TO_PASS fail and keeps PASS_TO_PASS
 // passing; reversed, FAIL_TO_PASS pass again. The user's repository is left as it was.
 func TestSynthesizeEndToEnd(t *testing.T) {
+	t.Parallel()
 	repo := synthRepo(t)
 	// Uncommitted work and a stash in the user's repository: both must stay.
 	os.WriteFile(filepath.Join(repo, "calc", "wip.txt"), []byte("work in progress"), 0o644)
@@ -220,6 +221,7 @@ func checkTask(t *testing.T, s *env.Session, tk *task.Task) {
 // one that no test notices survives, those of a function no test runs are set aside before
 // screening, and the rest become tasks.
 func TestScreenRejects(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":            fixture.GoMod("example.com/screen"),
 		"calc/more.go":      more + half + untested,
@@ -277,6 +279,7 @@ func TestHalf(t *testing.T) {
 // TestLazyConfirm leaves the switch's survivors unconfirmed, where no reader of tasks sees
 // them, then confirms them as plain patches: only then are they tasks.
 func TestLazyConfirm(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":            fixture.GoMod("example.com/lazy"),
 		"calc/calc.go":      fixture.Calc,
@@ -335,6 +338,7 @@ func sumRejected(s *Summary) int {
 // found by the switch, built into b's test binary too, not rejected as a survivor; and the
 // package c, which has no tests of its own, is mutated and screened through b's tests.
 func TestScreenDependents(t *testing.T) {
+	t.Parallel()
 	repo := fixture.Repo(t, map[string]string{
 		"go.mod":      fixture.GoMod("example.com/deps"),
 		"a/a.go":      "package a\n\n// Max is the larger of x and y.\nfunc Max(x, y int) int {\n\tif x > y {\n\t\treturn x\n\t}\n\treturn y\n}\n",
