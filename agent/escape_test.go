@@ -815,13 +815,6 @@ func hiddenHeld(r *try) (bool, string) {
 // the user's own folder holds it, which leak would count).
 const hiddenMark = "frognano-hidden-"
 
-// escapesInChild runs the table in a child process of this test binary (TestEscapes with
-// FROGNANO_ESCAPE_CHILD set) and prints its lines. As this user the child gets this
-// process's environment without the suites' shared Go cache (the table tries the
-// per-repository ones). As nobody (nobody true) it runs a copy of the binary as the
-// unprivileged user with a home and cache of its own: bubblewrap then works through a user
-// namespace, with no pids cgroup of its own and no root to drop, which is how most people
-// run frognano.
 // escapeShards is how many child processes share the table for each user: most of an
 // attempt's time is waiting (a sandbox starting, a command's sleep, a fork bomb held at
 // the process cap until its timeout), so they overlap on 2 cores.
@@ -832,9 +825,14 @@ func inShard(i int, esc escape, shard int, root bool) bool {
 	return i%escapeShards == shard && (!esc.root || root)
 }
 
-// escapesInChild runs shard of the table in a child process of this test binary, as this
-// user or as nobody, and fails t unless the child tried every attempt of its shard and
-// contained each one.
+// escapesInChild runs shard of the table in a child process of this test binary (TestEscapes
+// with FROGNANO_ESCAPE_CHILD and FROGNANO_ESCAPE_SHARD set), prints its lines, and fails t
+// unless the child tried every attempt of its shard and contained each one. As this user
+// the child gets this process's environment without the suites' shared Go cache (the
+// table tries the per-repository ones). As nobody (nobody true) it runs a copy of the
+// binary as the unprivileged user with a home and cache of its own: bubblewrap then works
+// through a user namespace, with no pids cgroup of its own and no root to drop, which is
+// how most people run frognano.
 func escapesInChild(t *testing.T, nobody bool, shard int) {
 	self, err := os.Executable()
 	if err != nil {
