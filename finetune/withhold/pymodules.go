@@ -350,7 +350,23 @@ func pyModuleDecls(module syntax.Node, want, others map[string]bool) (gone []syn
 // folders that are hidden, node_modules or __pycache__ are skipped, as are links.
 func pyMentions(root string) (map[string]map[string]bool, error) {
 	out := map[string]map[string]bool{}
-	err := walkTree(root, false, func(rel string) error {
+	err := walkPython(root, func(rel string, t *syntax.Tree) error {
+		m := map[string]bool{}
+		t.Root().Walk(func(n syntax.Node) bool {
+			mention(m, n)
+			return true
+		})
+		out[rel] = m
+		return nil
+	})
+	return out, err
+}
+
+// walkPython calls f with the slash path and syntax tree of each Python file walkTree
+// visits under root (caches skipped); a file that cannot be read as a regular file is
+// passed over. The tree is closed when f returns.
+func walkPython(root string, f func(rel string, t *syntax.Tree) error) error {
+	return walkTree(root, false, func(rel string) error {
 		if !strings.HasSuffix(rel, ".py") {
 			return nil
 		}
@@ -363,15 +379,8 @@ func pyMentions(root string) (map[string]map[string]bool, error) {
 			return err
 		}
 		defer t.Close()
-		m := map[string]bool{}
-		t.Root().Walk(func(n syntax.Node) bool {
-			mention(m, n)
-			return true
-		})
-		out[rel] = m
-		return nil
+		return f(rel, t)
 	})
-	return out, err
 }
 
 // walkTree calls f with the slash path of each regular file under root, skipping .git

@@ -476,19 +476,7 @@ func pyConftest(root, rel string, names map[string]bool, res *Result) error {
 		own[c.node.Start()] = c.node
 	}
 	top := filepath.Join(root, filepath.FromSlash(path.Dir(rel)))
-	err = walkTree(top, false, func(r string) error {
-		if !strings.HasSuffix(r, ".py") {
-			return nil
-		}
-		b, _, err := regular(top, r)
-		if err != nil {
-			return nil
-		}
-		t, err := syntax.Parse(syntax.Python, b)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
+	err = walkPython(top, func(r string, t *syntax.Tree) error {
 		self := r == path.Base(rel)
 		t.Root().Walk(func(n syntax.Node) bool {
 			if _, ok := own[n.Start()]; self && ok && n.Kind() == "decorated_definition" {
