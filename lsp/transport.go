@@ -53,6 +53,7 @@ var inOrder = map[string]bool{
 	protocol.MethodWorkspaceDidChangeConfiguration: true,
 	protocol.MethodInitialize:                      true,
 	protocol.MethodInitialized:                     true,
+	protocol.MethodShutdown:                        true, // or an exit right behind it overtakes it: exit code 1
 	protocol.MethodExit:                            true,
 	protocol.MethodCancelRequest:                   true,
 	protocol.MethodSetTrace:                        true, // a trace starts where it was asked for
