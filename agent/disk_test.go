@@ -16,7 +16,7 @@ import (
 // own do, and stop the command.
 func TestDiskGuardCountsOnlyTheEpisode(t *testing.T) {
 	copyDir, elsewhere := t.TempDir(), t.TempDir()
-	g, err := newDiskGuard(32<<20, copyDir)
+	g, err := newDiskGuard(32<<20, []string{copyDir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDiskGuardSeesWritesAfterOthersFree(t *testing.T) {
 		others = append(others, p)
 	}
 	syscall.Sync() // the others' blocks are allocated before the guard looks
-	g, err := newDiskGuard(32<<20, copyDir)
+	g, err := newDiskGuard(32<<20, []string{copyDir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +83,81 @@ func TestDiskGuardSeesWritesAfterOthersFree(t *testing.T) {
 	stop()
 	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
 		t.Errorf("128 MiB written into the copy after others freed 112 MiB, against a 32 MiB budget: %v", err)
+	}
+}
+
+// The shared Go build cache is not walked at the start; what counts there is what changed
+// since, by change time: a file that was there before counts not at all, new files count,
+// and so does an old file the command grew and then set back in time (its modification
+// time can be set back, its change time cannot).
+func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
+	copyDir, cache := t.TempDir(), t.TempDir()
+	old := filepath.Join(cache, "00", "old")
+	os.MkdirAll(filepath.Dir(old), 0o755)
+	buf := make([]byte, 16<<20)
+	rand.Read(buf)
+	if err := os.WriteFile(old, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Sync()
+	time.Sleep(50 * time.Millisecond) // past the file system's clock tick
+	g, err := newDiskGuard(32<<20, []string{copyDir}, []string{cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.shared) != 1 {
+		t.Fatalf("the cache is measured whole: %+v", g)
+	}
+	if g.base != 0 {
+		t.Errorf("base %d bytes: the empty copy holds nothing and the cache is not walked", g.base)
+	}
+	if n := g.grown(); n != 0 {
+		t.Errorf("grown %d bytes before anything was written", n)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "00", "new"), buf[:4<<20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Sync()
+	if n := g.grown(); n < 4<<20 || n > 5<<20 {
+		t.Errorf("grown %d bytes after a new 4 MiB file in the cache, want 4 MiB", n)
+	}
+	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(buf)
+	f.Close()
+	long := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Sync()
+	if n := g.grown(); n < 36<<20 {
+		t.Errorf("grown %d bytes after an old 16 MiB file grew by 16 MiB and was set back to 2000: want it counted whole, with the new file (36 MiB)", n)
+	}
+}
+
+// BenchmarkDiskGuardStart: an episode's start with a Go build cache of 20,000 entries, the
+// cache walked (as the episode's own folders are) or only its clock read (as it is now).
+func BenchmarkDiskGuardStart(b *testing.B) {
+	copyDir, cache := b.TempDir(), b.TempDir()
+	for i := range 20000 {
+		d := filepath.Join(cache, fmt.Sprintf("%02x", i%256))
+		os.MkdirAll(d, 0o755)
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("%x-d", i)), []byte("an entry"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name         string
+		dirs, shared []string
+	}{{"walked", []string{copyDir, cache}, nil}, {"by change time", []string{copyDir}, []string{cache}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := newDiskGuard(DefaultDiskBudget, c.dirs, c.shared); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -189,7 +189,8 @@ func (x *escapeLab) attempt(t *testing.T, esc escape) (bool, string) {
 	defer os.RemoveAll(sandbox.GoCacheFor(r.user))
 	r.ws = ws
 	r.e = &episode{ws: ws, runner: runner, opts: Options{DiskBudget: esc.disk}.withDefaults()}
-	if r.e.disk, err = newDiskGuard(r.e.opts.DiskBudget, append([]string{ws.Root}, runner.DiskDirs()...)...); err != nil {
+	own, shared := runner.DiskDirs()
+	if r.e.disk, err = newDiskGuard(r.e.opts.DiskBudget, append([]string{ws.Root}, own...), shared); err != nil {
 		t.Fatal(err)
 	}
 	headBefore := gitOut(t, r.user, "rev-parse", "HEAD")
@@ -671,6 +672,36 @@ var escapes = []escape{
 		}
 		return true, "killed: the home counts against the budget"
 	}},
+	// The Go build cache is shared between episodes, so the guard counts there only what
+	// changed since the episode began (by change time) instead of walking it at the start.
+	{name: "fill the disk through the Go build cache", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		out, err := runBash(context.Background(), r.e, args{"command": `for i in $(seq 1 50); do head -c 10M /dev/urandom > "$GOCACHE/f$i"; done; echo FINISHED`})
+		r.seen = append(r.seen, out+fmt.Sprint(err))
+	}, held: func(r *try) (bool, string) {
+		defer os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+		out := strings.Join(r.seen, "")
+		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
+			return false, "not stopped: " + out
+		}
+		return true, "killed: new files in the shared cache count against the budget"
+	}},
+	{name: "grow an old file of the Go build cache, then set its time back", disk: 64 << 20, env: cacheEnv, before: func(r *try) {
+		cacheOutsideTheLab(r)
+		old := filepath.Join(sandbox.GoCacheFor(r.user), "00", "entry-d") // the command checks it is there
+		os.MkdirAll(filepath.Dir(old), 0o755)
+		os.WriteFile(old, []byte("an entry from an earlier episode\n"), 0o644)
+	}, agent: func(r *try) {
+		out, err := runBash(context.Background(), r.e, args{"command": `f="$GOCACHE/00/entry-d"; test -f "$f" || { echo "no old entry"; exit 1; }
+fallocate -l 300M "$f" || head -c 300M /dev/zero >> "$f"; touch -d 2000-01-01 "$f"; sleep 3; echo FINISHED`})
+		r.seen = append(r.seen, out+fmt.Sprint(err))
+	}, held: func(r *try) (bool, string) {
+		defer os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+		out := strings.Join(r.seen, "")
+		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
+			return false, "not stopped: " + out
+		}
+		return true, "killed: the file's change time gave it away"
+	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)
 	}, held: func(r *try) (bool, string) {
@@ -809,6 +840,22 @@ func hiddenHeld(r *try) (bool, string) {
 		return false, "the copy itself is not readable: " + out
 	}
 	return true, "empty; the copy reads"
+}
+
+// cacheEnv lists FROGNANO_CACHE among what an attempt changes (cacheOutsideTheLab sets it),
+// so that it is restored after.
+var cacheEnv = map[string]string{"FROGNANO_CACHE": ""}
+
+// cacheOutsideTheLab gives the attempt a frognano cache that the sandbox's user can reach:
+// under the lab's home, in a folder only root may enter, the commands (run as nobody) could
+// not open their Go build cache at all, and an attempt on it would be contained by that
+// alone. A real home is hidden and its cache bound inside, so it does not have the problem.
+func cacheOutsideTheLab(r *try) {
+	dir, err := os.MkdirTemp("", "frognano-escape-cache-")
+	if err == nil {
+		os.Chmod(dir, 0o755)
+		os.Setenv("FROGNANO_CACHE", dir)
+	}
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:

@@ -96,7 +96,8 @@ func Run(ctx context.Context, model Model, task Task, opts Options) (*Result, er
 	}
 	defer traj.close()
 
-	disk, err := newDiskGuard(opts.DiskBudget, append([]string{ws.Root}, runner.DiskDirs()...)...)
+	own, shared := runner.DiskDirs()
+	disk, err := newDiskGuard(opts.DiskBudget, append([]string{ws.Root}, own...), shared)
 	if err != nil {
 		return nil, err
 	}

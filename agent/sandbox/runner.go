@@ -264,15 +264,16 @@ func NewRunner(ctx context.Context, opts Options) (*Runner, error) {
 // mode), for people; nil in the other modes.
 func (r *Runner) Allowed() []Allowed { return slices.Clone(r.allowed) }
 
-// DiskDirs are the places on disk commands can write to besides the copy: the private home,
-// the private /tmp where it is not a tmpfs (the modes other than bwrap), and the writable
-// directories (the Go build cache). A disk budget must count them all.
-func (r *Runner) DiskDirs() []string {
-	dirs := []string{r.home}
+// DiskDirs are the places on disk commands can write to besides the copy: the private home
+// and the private /tmp where it is not a tmpfs (the modes other than bwrap), which are the
+// runner's own; and the writable directories (the Go build cache), which other runners may
+// share. A disk budget must count them all.
+func (r *Runner) DiskDirs() (own, shared []string) {
+	own = []string{r.home}
 	if r.iso.Mode != ModeBwrap {
-		dirs = append(dirs, filepath.Join(r.base, "tmp"))
+		own = append(own, filepath.Join(r.base, "tmp"))
 	}
-	return append(dirs, r.writable...)
+	return own, slices.Clone(r.writable)
 }
 
 // Isolation is what the runner found at start.
