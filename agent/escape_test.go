@@ -30,7 +30,7 @@ import (
 // sandbox keeps from the agent, which no other test may see, so it runs in child processes
 // of this test binary, in parallel with the package's other tests: as this user, and when
 // that is root, also as nobody, each user's attempts split between escapeShards children
-// (escapesInChild).
+// (startEscapeChild).
 //
 // It needs bubblewrap: without it the sandbox confines far less (Isolation says what), and
 // under CI that is a failure, not a skip.
@@ -43,14 +43,26 @@ func TestEscapes(t *testing.T) {
 		t.Skipf("bubblewrap does not work here: %s", iso.Summary())
 	}
 	if os.Getenv("FROGNANO_ESCAPE_CHILD") == "" {
-		t.Parallel()
+		// The children start before t.Parallel, at this test's place among the package's
+		// sequential ones: they run beside the other tests from there instead of waiting
+		// for parallel slots, which the package's other tests held until its end (the
+		// children mostly wait: on sandboxes starting, sleeps, the fork bomb's timeout).
+		type part struct {
+			name string
+			wait func(t *testing.T)
+		}
+		var parts []part
 		for shard := range escapeShards {
-			t.Run(fmt.Sprintf("as this user, part %d", shard+1), func(t *testing.T) { t.Parallel(); escapesInChild(t, false, shard) })
+			parts = append(parts, part{fmt.Sprintf("as this user, part %d", shard+1), startEscapeChild(t, false, shard)})
 		}
 		if os.Geteuid() == 0 {
 			for shard := range escapeShards {
-				t.Run(fmt.Sprintf("as an ordinary user, part %d", shard+1), func(t *testing.T) { t.Parallel(); escapesInChild(t, true, shard) })
+				parts = append(parts, part{fmt.Sprintf("as an ordinary user, part %d", shard+1), startEscapeChild(t, true, shard)})
 			}
+		}
+		t.Parallel()
+		for _, p := range parts {
+			t.Run(p.name, func(t *testing.T) { t.Parallel(); p.wait(t) })
 		}
 		return
 	}
@@ -872,23 +884,24 @@ func inShard(i int, esc escape, shard int, root bool) bool {
 	return i%escapeShards == shard && (!esc.root || root)
 }
 
-// escapesInChild runs shard of the table in a child process of this test binary (TestEscapes
-// with FROGNANO_ESCAPE_CHILD and FROGNANO_ESCAPE_SHARD set), prints its lines, and fails t
-// unless the child tried every attempt of its shard and contained each one. As this user
-// the child gets this process's environment without the suites' shared Go cache (the
-// table tries the per-repository ones). As nobody (nobody true) it runs a copy of the
-// binary as the unprivileged user with a home and cache of its own: bubblewrap then works
-// through a user namespace, with no pids cgroup of its own and no root to drop, which is
-// how most people run frognano.
-func escapesInChild(t *testing.T, nobody bool, shard int) {
+// startEscapeChild starts shard of the table in a child process of this test binary
+// (TestEscapes with FROGNANO_ESCAPE_CHILD and FROGNANO_ESCAPE_SHARD set). The function it
+// returns waits for the child, prints its lines, and fails its t unless the child tried
+// every attempt of its shard and contained each one. As this user the child gets this
+// process's environment without the suites' shared Go cache (the table tries the
+// per-repository ones). As nobody (nobody true) it runs a copy of the binary as the
+// unprivileged user with a home and cache of its own: bubblewrap then works through a user
+// namespace, with no pids cgroup of its own and no root to drop, which is how most people
+// run frognano.
+func startEscapeChild(t *testing.T, nobody bool, shard int) (wait func(t *testing.T)) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
 	args := []string{"-test.run=^TestEscapes$", "-test.v", "-test.count=1"}
 	var cmd *exec.Cmd
+	var dir string // nobody's: removed once the child is done
 	who := "as this user"
 	if !nobody {
 		cmd = exec.CommandContext(ctx, self, args...)
@@ -902,13 +915,13 @@ func escapesInChild(t *testing.T, nobody bool, shard int) {
 		who = "as nobody"
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
+			cancel()
+			return func(t *testing.T) { t.Skip("setpriv (util-linux) is not installed") }
 		}
-		dir, err := os.MkdirTemp("", "frognano-escape-nobody-")
+		dir, err = os.MkdirTemp("", "frognano-escape-nobody-")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer os.RemoveAll(dir)
 		b, err := os.ReadFile(self)
 		if err != nil {
 			t.Fatal(err)
@@ -929,25 +942,44 @@ func escapesInChild(t *testing.T, nobody bool, shard int) {
 			"CI=" + os.Getenv("CI")}
 	}
 	who = fmt.Sprintf("%s, part %d of %d", who, shard+1, escapeShards)
-	out, err := cmd.CombinedOutput()
-	var table []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "contained") || strings.HasPrefix(line, "ESCAPED") || strings.Contains(line, " tried, ") {
-			table = append(table, line)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan struct{})
+	var runErr error // set before done closes
+	if runErr = cmd.Start(); runErr != nil {
+		close(done)
+	} else {
+		go func() { runErr = cmd.Wait(); close(done) }()
+	}
+	// A part the -run pattern leaves out is never waited for: the test's end stops it.
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if dir != "" {
+			os.RemoveAll(dir)
 		}
-	}
-	fmt.Println(who + ":\n" + strings.Join(table, "\n"))
-	if err != nil || len(table) == 0 {
-		t.Fatalf("the escape table %s: %v\n%s", who, err, out)
-	}
-	want := 0
-	for i, esc := range escapes {
-		if inShard(i, esc, shard, !nobody && os.Geteuid() == 0) {
-			want++
+	})
+	return func(t *testing.T) {
+		<-done
+		var table []string
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(line, "contained") || strings.HasPrefix(line, "ESCAPED") || strings.Contains(line, " tried, ") {
+				table = append(table, line)
+			}
 		}
-	}
-	var tried, contained int
-	if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != want || contained != want {
-		t.Errorf("%s: %s, want %d tried, %d contained\n%s", who, table[len(table)-1], want, want, out)
+		fmt.Println(who + ":\n" + strings.Join(table, "\n"))
+		if runErr != nil || len(table) == 0 {
+			t.Fatalf("the escape table %s: %v\n%s", who, runErr, out.String())
+		}
+		want := 0
+		for i, esc := range escapes {
+			if inShard(i, esc, shard, !nobody && os.Geteuid() == 0) {
+				want++
+			}
+		}
+		var tried, contained int
+		if _, err := fmt.Sscanf(table[len(table)-1], "%d tried, %d contained", &tried, &contained); err != nil || tried != want || contained != want {
+			t.Errorf("%s: %s, want %d tried, %d contained\n%s", who, table[len(table)-1], want, want, out.String())
+		}
 	}
 }
