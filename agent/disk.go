@@ -29,6 +29,7 @@ import (
 // what changed since the episode began, by each file's inode change time (ctime), read
 // against the file system's own clock (a file created at the start): a command can set a
 // file's modification time back, never its ctime, so a file it grew or wrote counts whole.
+// Only on the disk file systems (blocksNeedAChange); on others the cache is walked.
 // That over-counts only (a cache entry Go merely touched counts as written), and only at the
 // closer look, which a command must first trigger by the free space.
 
@@ -71,7 +72,9 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	}
 	g := &diskGuard{dirs: slices.Clone(dirs), start: free, budget: min(limit, free/2)}
 	for _, d := range shared {
-		if since, err := fsNow(d); err == nil {
+		if !blocksNeedAChange(d) {
+			g.dirs = append(g.dirs, d)
+		} else if since, err := fsNow(d); err == nil {
 			g.shared = append(g.shared, sinceDir{d, since})
 		} else {
 			g.dirs = append(g.dirs, d)
@@ -82,6 +85,24 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 		g.base += blocksUnder(d, nil)
 	}
 	return g, nil
+}
+
+// blocksNeedAChange says whether dir is on a file system where a file cannot gain blocks
+// without a new change time: the disk file systems, checked there (write, append, every
+// fallocate mode, copy_file_range, mmap writes; Linux 6.18). Not tmpfs: a read fault of a
+// mapped hole allocates its page and changes no time, so an old sparse file of the cache
+// fills memory and swap unseen (found in review). Elsewhere (tmpfs, overlay, FUSE, network
+// file systems) the folder is walked whole, as before.
+func blocksNeedAChange(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	switch st.Type {
+	case 0xEF53, 0x58465342, 0x9123683E: // ext2/3/4, xfs, btrfs
+		return true
+	}
+	return false
 }
 
 // fsNow is the change time the file system in dir gives a file made now.

@@ -92,6 +92,9 @@ func TestDiskGuardSeesWritesAfterOthersFree(t *testing.T) {
 // time can be set back, its change time cannot).
 func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
 	copyDir, cache := t.TempDir(), t.TempDir()
+	if !blocksNeedAChange(cache) {
+		t.Skipf("%s is not on a disk file system: the guard walks a shared folder there", cache)
+	}
 	old := filepath.Join(cache, "00", "old")
 	os.MkdirAll(filepath.Dir(old), 0o755)
 	buf := make([]byte, 16<<20)
@@ -161,3 +164,80 @@ func BenchmarkDiskGuardStart(b *testing.B) {
 		})
 	}
 }
+
+// On a tmpfs, a hole of a mapped file gets its page at the first fault, a read fault too
+// (shared or private mapping), and a read changes no time of the file: an old sparse file
+// of the shared cache (truncate -s in an earlier episode, no blocks) fills memory and swap
+// through a read-only mapping, with no change time to give it away. A write fault does
+// change it (Linux 6.18). So the guard walks a shared folder on tmpfs whole, as it does
+// the episode's own folders, and counts it.
+func TestDiskGuardSharedTmpfsMmap(t *testing.T) {
+	var fsst syscall.Statfs_t
+	if err := syscall.Statfs("/dev/shm", &fsst); err != nil || fsst.Type != 0x01021994 {
+		t.Skip("no tmpfs at /dev/shm")
+	}
+	base, err := os.MkdirTemp("/dev/shm", "frognano-disk-")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer os.RemoveAll(base)
+	copyDir, cache := filepath.Join(base, "copy"), filepath.Join(base, "cache")
+	os.Mkdir(copyDir, 0o755)
+	os.Mkdir(cache, 0o755)
+	const size = 64 << 20
+	old := filepath.Join(cache, "00", "old-d") // an earlier episode's: sparse, no blocks
+	os.MkdirAll(filepath.Dir(old), 0o755)
+	if err := os.WriteFile(old, nil, 0o644); err != nil || os.Truncate(old, size) != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	for _, c := range []struct {
+		name         string
+		dirs, shared []string
+		write        bool
+	}{
+		{"the episode's own, read", []string{copyDir, cache}, nil, false},
+		{"shared, read", []string{copyDir}, []string{cache}, false},
+		{"shared, written", []string{copyDir}, []string{cache}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Truncate(old, 0)
+			os.Truncate(old, size)
+			time.Sleep(50 * time.Millisecond)
+			g, err := newDiskGuard(1<<30, c.dirs, c.shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(old, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			prot := syscall.PROT_READ
+			if c.write {
+				prot |= syscall.PROT_WRITE
+			}
+			m, err := syscall.Mmap(int(f.Fd()), 0, size, prot, syscall.MAP_SHARED)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum byte
+			for i := 0; i < size; i += 4096 {
+				if c.write {
+					m[i] = 1
+				} else {
+					sum += m[i]
+				}
+			}
+			syscall.Munmap(m)
+			mmapSink += sum
+			var st syscall.Stat_t
+			syscall.Stat(old, &st)
+			if n := g.grown(); n < size {
+				t.Errorf("the old sparse file now takes %d MiB, grown %d MiB: want it counted", st.Blocks*512>>20, n>>20)
+			}
+		})
+	}
+}
+
+var mmapSink byte // the mapped pages' bytes, read: a load the compiler may not drop
