@@ -714,6 +714,31 @@ fallocate -l 300M "$f" || head -c 300M /dev/zero >> "$f"; touch -d 2000-01-01 "$
 		}
 		return true, "killed: the file's change time gave it away"
 	}},
+	{name: "fill the Go build cache with folders", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		// An empty folder takes a block (4 KiB on ext4): the walk counted files only.
+		r.cacheFill(`mkdir "$GOCACHE/many" && cd "$GOCACHE/many" && seq 1 40000 | xargs mkdir || exit 1`)
+	}, held: cacheFillHeld},
+	{name: "fill a Go build cache on another file system than the copy", disk: 64 << 20, env: cacheEnv, before: func(r *try) {
+		// As with the copy under a tmpfs /tmp and the cache in the home: the guard watched
+		// the free space of the copy's file system only.
+		dir, err := os.MkdirTemp("/dev/shm", "frognano-escape-cache-")
+		if err == nil {
+			os.Chmod(dir, 0o755)
+			os.Setenv("FROGNANO_CACHE", dir)
+		}
+	}, agent: func(r *try) {
+		r.cacheFill(`test -w "$GOCACHE" || { echo "NOT TRIED: the cache is out of reach"; exit 1; }
+test "$(stat -f -c %T "$GOCACHE")" != "$(stat -f -c %T .)" || { echo "NOT TRIED: one file system"; exit 1; }
+for i in $(seq 1 30); do head -c 10M /dev/urandom > "$GOCACHE/f$i"; done`)
+	}, held: func(r *try) (bool, string) {
+		// As root, bubblewrap makes the folders above a bind in its own /dev/shm out of
+		// nobody's reach; as an ordinary user they are the user's.
+		if out := strings.Join(r.seen, ""); strings.Contains(out, "NOT TRIED") && (os.Geteuid() == 0 || strings.Contains(out, "one file system")) {
+			os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+			return true, "not tried here: " + out
+		}
+		return cacheFillHeld(r)
+	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)
 	}, held: func(r *try) (bool, string) {
@@ -868,6 +893,23 @@ func cacheOutsideTheLab(r *try) {
 		os.Chmod(dir, 0o755)
 		os.Setenv("FROGNANO_CACHE", dir)
 	}
+}
+
+// cacheFill runs command as the Bash tool, then holds it 3 s (the guard looks every 50 ms)
+// and prints FINISHED unless it was stopped.
+func (r *try) cacheFill(command string) {
+	out, err := runBash(context.Background(), r.e, args{"command": command + "\nsync; sleep 3; echo FINISHED"})
+	r.seen = append(r.seen, out+fmt.Sprint(err))
+}
+
+// cacheFillHeld: the guard stopped a cacheFill and told the model why.
+func cacheFillHeld(r *try) (bool, string) {
+	defer os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+	out := strings.Join(r.seen, "")
+	if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
+		return false, "not stopped: " + out
+	}
+	return true, "killed: the cache's growth counts against the budget"
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:
