@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,9 +53,10 @@ type diskGuard struct {
 	shared []sinceDir
 	budget int64
 
-	mu   sync.Mutex
-	fss  []fsFree // each file system the folders are on, the copy's first; guarded by mu
-	base int64    // bytes the dirs held when the episode began
+	mu         sync.Mutex
+	fss        []fsFree // each file system the folders are on, the copy's first; guarded by mu
+	base       int64    // bytes the dirs held when the episode began
+	unmeasured string   // what the last closer look could not measure, if anything; guarded by mu
 }
 
 // fsFree is one file system's free space when the episode began, moved up by others'
@@ -107,7 +110,8 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	}
 	// The shared folders' part is nothing yet, by their clock: walking them is what this saves.
 	for _, d := range g.dirs {
-		g.base += blocksUnder(d, nil)
+		n, _ := blocksUnder(d, nil) // frognano's copy and a new home: all readable
+		g.base += n
 	}
 	return g, nil
 }
@@ -178,16 +182,20 @@ func (g *diskGuard) used() int64 {
 }
 
 // held is the disk space the dirs take, and the files of the shared folders changed since
-// the episode began (blocks, so sparse files count for what they use).
-func (g *diskGuard) held() int64 {
+// the episode began (blocks, so sparse files count for what they use), and the first path
+// it could not measure, if any.
+func (g *diskGuard) held() (int64, string) {
 	var n int64
+	var bad string
 	for _, d := range g.dirs {
-		n += blocksUnder(d, nil)
+		m, b := blocksUnder(d, nil)
+		n, bad = n+m, cmp.Or(bad, b)
 	}
 	for _, s := range g.shared {
-		n += blocksUnder(s.dir, &s.since) + max(dirBlocks(s.dir)-s.top, 0)
+		m, b := blocksUnder(s.dir, &s.since)
+		n, bad = n+m+max(dirBlocks(s.dir)-s.top, 0), cmp.Or(bad, b)
 	}
-	return n
+	return n, bad
 }
 
 // dirBlocks is the disk space of dir itself.
@@ -201,15 +209,28 @@ func dirBlocks(dir string) int64 {
 
 // blocksUnder adds up the blocks of the files and folders under dir, only those changed at
 // or after since when it is set (the same clock tick counts: over-counting is the safe
-// side). Folders count: 40,000 empty ones took 160 MiB on ext4 (found in review).
-func blocksUnder(dir string, since *syscall.Timespec) int64 {
+// side). Folders count: 40,000 empty ones took 160 MiB on ext4 (found in review). It
+// returns the first path it could not measure: a folder its commands made unreadable to
+// frognano, a path longer than the system takes (both hid writes from the walk; found in
+// review). What vanished while it walked is not missed.
+func blocksUnder(dir string, since *syscall.Timespec) (int64, string) {
 	var n int64
+	var bad string
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || since != nil && p == dir { // a shared folder's own blocks: held
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && bad == "" {
+				bad = p + ": " + err.Error()
+			}
+			return nil
+		}
+		if since != nil && p == dir { // a shared folder's own blocks: held
 			return nil
 		}
 		info, err := e.Info()
 		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && bad == "" {
+				bad = p + ": " + err.Error()
+			}
 			return nil
 		}
 		st, ok := info.Sys().(*syscall.Stat_t)
@@ -222,15 +243,23 @@ func blocksUnder(dir string, since *syscall.Timespec) int64 {
 		n += st.Blocks * 512
 		return nil
 	})
-	return n
+	return n, bad
 }
+
+// unmeasurable is what grown says when part of what the commands can write could not be
+// measured: over any budget, since what is hidden there is unknown.
+const unmeasurable = math.MaxInt64 / 4
 
 // grown is what the episode's commands really added; the free-space figure is brought in
 // line with it, so that others' writes stop counting.
 func (g *diskGuard) grown() int64 {
-	grown := g.held() - g.base
+	held, bad := g.held()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.unmeasured = bad; bad != "" {
+		return unmeasurable
+	}
+	grown := held - g.base
 	for i := range g.fss {
 		if free, err := freeBytes(g.fss[i].dir); err == nil {
 			g.fss[i].start = free
@@ -246,7 +275,12 @@ func (g *diskGuard) grown() int64 {
 func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 	u := g.used()
 	if u > g.budget {
-		u = g.grown() // over by the cheap measure: look closer before holding it against the command
+		// Over by the cheap measure: look closer before holding it against the command.
+		// When that cannot tell, the command still gets diskSlack over the cheap figure,
+		// enough to remove what hides its writes.
+		if grown := g.grown(); grown != unmeasurable {
+			u = grown
+		}
 	}
 	limit := max(g.budget, u+diskSlack)
 	done := make(chan struct{})
@@ -273,6 +307,13 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 
 // diskNote tells the model why its command was stopped.
 func (g *diskGuard) diskNote() string {
+	g.mu.Lock()
+	bad := g.unmeasured
+	g.mu.Unlock()
+	if bad != "" {
+		return fmt.Sprintf("\n[killed: the disk filled by more than the episode's disk budget of %d MiB (%d MiB now), and what the episode wrote cannot be measured: %s. Make that readable or remove it, and remove large files you made, before going on]",
+			g.budget>>20, max(g.used(), 0)>>20, bad)
+	}
 	return fmt.Sprintf("\n[killed: the episode has written more than its disk budget of %d MiB (%d MiB now); remove large files you made before going on]",
 		g.budget>>20, max(g.used(), 0)>>20)
 }

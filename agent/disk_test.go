@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -241,3 +243,26 @@ func TestDiskGuardSharedTmpfsMmap(t *testing.T) {
 }
 
 var mmapSink byte // the mapped pages' bytes, read: a load the compiler may not drop
+
+// What the closer look cannot measure (here a file below PATH_MAX, which lstat refuses) is
+// held over any budget, and the model is told what it was.
+func TestDiskGuardFailsClosed(t *testing.T) {
+	copyDir, cache := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(32<<20, []string{copyDir}, []string{cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := g.grown(); n != 0 {
+		t.Fatalf("grown %d bytes before anything was written", n)
+	}
+	deep := `cd "$1" && n=$(printf 'd%.0s' $(seq 1 250)) && for i in $(seq 1 20); do mkdir "$n" && cd "$n" || exit 1; done && echo x > f`
+	if out, err := exec.Command("bash", "-c", deep, "deep", cache).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if n := g.grown(); n != unmeasurable {
+		t.Errorf("grown %d bytes with a file the walk cannot reach, want unmeasurable", n)
+	}
+	if note := g.diskNote(); !strings.Contains(note, "cannot be measured") || !strings.Contains(note, "name too long") {
+		t.Errorf("the model is not told what could not be measured: %s", note)
+	}
+}

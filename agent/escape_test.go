@@ -687,33 +687,27 @@ var escapes = []escape{
 	// The Go build cache is shared between episodes, so the guard counts there only what
 	// changed since the episode began (by change time) instead of walking it at the start.
 	{name: "fill the disk through the Go build cache", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
-		out, err := runBash(context.Background(), r.e, args{"command": `for i in $(seq 1 50); do head -c 10M /dev/urandom > "$GOCACHE/f$i"; done; echo FINISHED`})
-		r.seen = append(r.seen, out+fmt.Sprint(err))
-	}, held: func(r *try) (bool, string) {
-		defer os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
-		out := strings.Join(r.seen, "")
-		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
-			return false, "not stopped: " + out
-		}
-		return true, "killed: new files in the shared cache count against the budget"
-	}},
+		r.cacheFill(`for i in $(seq 1 50); do head -c 10M /dev/urandom > "$GOCACHE/f$i"; done`)
+	}, held: cacheFillHeld},
 	{name: "grow an old file of the Go build cache, then set its time back", disk: 64 << 20, env: cacheEnv, before: func(r *try) {
 		cacheOutsideTheLab(r)
 		old := filepath.Join(sandbox.GoCacheFor(r.user), "00", "entry-d") // the command checks it is there
 		os.MkdirAll(filepath.Dir(old), 0o755)
 		os.WriteFile(old, []byte("an entry from an earlier episode\n"), 0o644)
 	}, agent: func(r *try) {
-		out, err := runBash(context.Background(), r.e, args{"command": `f="$GOCACHE/00/entry-d"; test -f "$f" || { echo "no old entry"; exit 1; }
-fallocate -l 300M "$f" || head -c 300M /dev/zero >> "$f"; touch -d 2000-01-01 "$f"; sleep 3; echo FINISHED`})
-		r.seen = append(r.seen, out+fmt.Sprint(err))
-	}, held: func(r *try) (bool, string) {
-		defer os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
-		out := strings.Join(r.seen, "")
-		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
-			return false, "not stopped: " + out
-		}
-		return true, "killed: the file's change time gave it away"
-	}},
+		// Killed after the touch: only the change time can give the file away.
+		r.cacheFill(`f="$GOCACHE/00/entry-d"; test -f "$f" || { echo "no old entry"; exit 1; }
+fallocate -l 300M "$f" || head -c 300M /dev/zero >> "$f"; touch -d 2000-01-01 "$f"`)
+	}, held: cacheFillHeld},
+	{name: "fill the Go build cache behind a folder its walk cannot list", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		// -wx: its owner makes files in it; frognano, unless it is root, cannot list it.
+		r.cacheFill(`d="$GOCACHE/hid"; mkdir -m 300 "$d" || exit 1; for i in $(seq 1 30); do head -c 10M /dev/urandom > "$d/f$i"; done`)
+	}, held: cacheFillHeld},
+	{name: "fill the Go build cache below PATH_MAX", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		// 20 folders of 250 characters: their files' paths are longer than lstat takes.
+		r.cacheFill(`cd "$GOCACHE" || exit 1; n=$(printf 'd%.0s' $(seq 1 250)); for i in $(seq 1 20); do mkdir "$n" && cd "$n" || exit 1; done
+for i in $(seq 1 30); do head -c 10M /dev/urandom > f$i || exit 1; done`)
+	}, held: cacheFillHeld},
 	{name: "fill the Go build cache with folders", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
 		// An empty folder takes a block (4 KiB on ext4): the walk counted files only.
 		r.cacheFill(`mkdir "$GOCACHE/many" && cd "$GOCACHE/many" && seq 1 40000 | xargs mkdir || exit 1`)
