@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/frognano/frognano/agent/sandbox"
 )
 
 // The sandbox caps each file (RLIMIT_FSIZE) and the private /tmp, but the copy and the Go
@@ -34,6 +36,10 @@ import (
 // Only on the disk file systems (blocksNeedAChange); on others the cache is walked.
 // That over-counts only (a cache entry Go merely touched counts as written), and only at the
 // closer look, which a command must first trigger by the free space.
+//
+// Files the command removed but still holds open count too (heldOpen). And whatever the
+// closer look finds, a command is stopped when it runs a file system below half of what was
+// free when the episode began (its floor): that holds what no look can attribute.
 
 // DefaultDiskBudget is Options.DiskBudget's default.
 const DefaultDiskBudget = 8 << 30
@@ -53,10 +59,14 @@ type diskGuard struct {
 	shared []sinceDir
 	budget int64
 
+	devs map[uint64]bool // the file systems the folders are on
+
 	mu         sync.Mutex
-	fss        []fsFree // each file system the folders are on, the copy's first; guarded by mu
-	base       int64    // bytes the dirs held when the episode began
-	unmeasured string   // what the last closer look could not measure, if anything; guarded by mu
+	fss        []fsFree       // each file system the folders are on, the copy's first; guarded by mu
+	base       int64          // bytes the dirs held when the episode began
+	unmeasured string         // what the last closer look could not measure, if anything; guarded by mu
+	procs      *sandbox.Procs // the running command's, nil between commands; guarded by mu
+	floored    string         // the file system whose floor the command went below; guarded by mu
 }
 
 // fsFree is one file system's free space when the episode began, moved up by others'
@@ -64,6 +74,10 @@ type diskGuard struct {
 type fsFree struct {
 	dir   string
 	start int64
+	// floor is the free space a command may not take the file system below, whoever
+	// wrote: half of what was free when the episode began, or, when a command begins
+	// below that already, diskSlack less than was free then.
+	floor, half int64
 }
 
 // sinceDir is a shared folder and the file system's clock when the episode began there.
@@ -81,22 +95,21 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: free space of %s: %w", dirs[0], err)
 	}
-	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, free/2), fss: []fsFree{{dirs[0], free}}}
+	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, free/2), fss: []fsFree{{dirs[0], free, 0, free / 2}}, devs: map[uint64]bool{}}
 	// The cache may be on another file system than the copy (a tmpfs /tmp, the home on
 	// disk): the free space of each is watched, or filling the other would never trigger a
 	// closer look (found in review).
-	devs := map[uint64]bool{}
 	for i, d := range append(slices.Clone(dirs), shared...) {
 		var st syscall.Stat_t
-		if syscall.Stat(d, &st) != nil || devs[st.Dev] {
+		if syscall.Stat(d, &st) != nil || g.devs[st.Dev] {
 			continue
 		}
-		devs[st.Dev] = true
+		g.devs[st.Dev] = true
 		if i == 0 {
 			continue
 		}
 		if f, err := freeBytes(d); err == nil {
-			g.fss = append(g.fss, fsFree{d, f})
+			g.fss = append(g.fss, fsFree{d, f, 0, f / 2})
 		}
 	}
 	for _, d := range shared {
@@ -177,13 +190,32 @@ func (g *diskGuard) used() int64 {
 			g.fss[i].start = free
 		}
 		n += g.fss[i].start - free
+		if free < g.fss[i].floor && g.floored == "" {
+			g.floored = g.fss[i].dir
+		}
 	}
 	return n
 }
 
-// held is the disk space the dirs take, and the files of the shared folders changed since
-// the episode began (blocks, so sparse files count for what they use), and the first path
-// it could not measure, if any.
+// floorHit reports whether a file system went below its floor during the command. It is
+// the backstop for what the closer look cannot attribute (heldOpen): it holds whoever
+// filled the disk, so that the machine keeps working; a command is cheap to run again.
+func (g *diskGuard) floorHit() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.floored != ""
+}
+
+// setProcs is the sandbox's Cmd.Started: the running command's processes.
+func (g *diskGuard) setProcs(procs *sandbox.Procs) {
+	g.mu.Lock()
+	g.procs = procs
+	g.mu.Unlock()
+}
+
+// held is the disk space the dirs take, the files of the shared folders changed since the
+// episode began (blocks, so sparse files count for what they use), and the removed files
+// the running command holds, and the first path it could not measure, if any.
 func (g *diskGuard) held() (int64, string) {
 	var n int64
 	var bad string
@@ -194,6 +226,13 @@ func (g *diskGuard) held() (int64, string) {
 	for _, s := range g.shared {
 		m, b := blocksUnder(s.dir, &s.since)
 		n, bad = n+m+max(dirBlocks(s.dir)-s.top, 0), cmp.Or(bad, b)
+	}
+	g.mu.Lock()
+	procs := g.procs
+	g.mu.Unlock()
+	if procs != nil {
+		m, b := heldOpen(procs.List(), g.devs)
+		n, bad = n+m, cmp.Or(bad, b)
 	}
 	return n, bad
 }
@@ -252,7 +291,18 @@ const unmeasurable = math.MaxInt64 / 4
 
 // grown is what the episode's commands really added; the free-space figure is brought in
 // line with it, so that others' writes stop counting.
+//
+// The free space is read before the walk: what is written while it walks then counts in
+// the cheap figure after it (perhaps twice, the safe side). Read after the walk, it counted
+// nowhere: a command that wrote on through a slow walk and ended went unseen (found in CI).
 func (g *diskGuard) grown() int64 {
+	frees := make([]int64, len(g.fss)) // fss's length is fixed once the guard is made
+	for i := range frees {
+		frees[i] = -1
+		if free, err := freeBytes(g.fss[i].dir); err == nil {
+			frees[i] = free
+		}
+	}
 	held, bad := g.held()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -260,8 +310,8 @@ func (g *diskGuard) grown() int64 {
 		return unmeasurable
 	}
 	grown := held - g.base
-	for i := range g.fss {
-		if free, err := freeBytes(g.fss[i].dir); err == nil {
+	for i, free := range frees {
+		if free >= 0 {
 			g.fss[i].start = free
 		}
 	}
@@ -283,7 +333,18 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 		}
 	}
 	limit := max(g.budget, u+diskSlack)
+	g.mu.Lock()
+	g.floored = ""
+	for i := range g.fss {
+		f := &g.fss[i]
+		f.floor = f.half
+		if free, err := freeBytes(f.dir); err == nil && free-diskSlack < f.half {
+			f.floor = free - diskSlack
+		}
+	}
+	g.mu.Unlock()
 	done := make(chan struct{})
+	tripped := false // set before wg.Done: read after wg.Wait
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -295,21 +356,63 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if g.used() > limit && g.grown() > limit {
+				if g.over(limit) {
+					tripped = true
 					cancel(errDiskBudget)
 					return
 				}
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return func() {
+		close(done)
+		wg.Wait()
+		g.setProcs(nil)
+		// A command that went over and ended before the next look is judged all the same:
+		// the model is told, as for one that was killed.
+		if !tripped && g.over(limit) {
+			cancel(errDiskBudget)
+		}
+	}
+}
+
+// over reports whether the episode's commands have added more than limit, or a file system
+// went below its floor. When the cheap measure says they may have, the closer look measures
+// with the command's processes held still, and leaves them stopped when it is over: they
+// are killed next. Unheld, a command wrote on through a look that took seconds (40,000 new
+// folders to walk, race build, loaded machine) and ended before it was judged (found in CI).
+func (g *diskGuard) over(limit int64) bool {
+	u := g.used()
+	if g.floorHit() {
+		return true
+	}
+	if u <= limit {
+		return false
+	}
+	g.mu.Lock()
+	procs := g.procs
+	g.mu.Unlock()
+	if procs == nil {
+		return g.grown() > limit
+	}
+	var over bool
+	procs.Hold(func() bool {
+		over = g.grown() > limit
+		return over
+	})
+	return over
 }
 
 // diskNote tells the model why its command was stopped.
 func (g *diskGuard) diskNote() string {
 	g.mu.Lock()
-	bad := g.unmeasured
+	bad, floored := g.unmeasured, g.floored
 	g.mu.Unlock()
+	if floored != "" {
+		free, _ := freeBytes(floored)
+		return fmt.Sprintf("\n[killed: the disk of %s is nearly full (%d MiB free, less than half of what was free when the episode began); remove large files you made, and end programs that hold removed files open, before going on]",
+			floored, max(free, 0)>>20)
+	}
 	if bad != "" {
 		return fmt.Sprintf("\n[killed: the disk filled by more than the episode's disk budget of %d MiB (%d MiB now), and what the episode wrote cannot be measured: %s. Make that readable or remove it, and remove large files you made, before going on]",
 			g.budget>>20, max(g.used(), 0)>>20, bad)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/agent/sandbox"
 )
 
 // Other programs' writes on the same disk do not count against an episode's budget; its
@@ -264,5 +266,136 @@ func TestDiskGuardFailsClosed(t *testing.T) {
 	}
 	if note := g.diskNote(); !strings.Contains(note, "cannot be measured") || !strings.Contains(note, "name too long") {
 		t.Errorf("the model is not told what could not be measured: %s", note)
+	}
+}
+
+// A file removed while it is held open, or mapped, is in no folder, yet keeps its blocks:
+// the closer look counts those the command's processes hold (here this test's own), once
+// each, and nothing once they let go.
+func TestDiskGuardCountsRemovedOpenFiles(t *testing.T) {
+	copyDir := t.TempDir()
+	g, err := newDiskGuard(1<<30, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.setProcs(sandbox.ListedProcs(func() []int { return []int{os.Getpid()} }))
+	const size = 16 << 20
+	buf := make([]byte, size)
+	rand.Read(buf)
+	open := func(name string) *os.File {
+		f, err := os.OpenFile(filepath.Join(copyDir, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		f.Sync()
+		return f
+	}
+	held := open("held")
+	again, err := os.Open(held.Name()) // a second descriptor of the same file counts once
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := open("mapped")
+	m, err := syscall.Mmap(int(mapped.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped.Close() // only the mapping holds it now
+	if n := g.grown(); n < 2*size || n > 2*size+size/4 {
+		t.Fatalf("grown %d MiB with two 16 MiB files in the copy", n>>20)
+	}
+	os.Remove(held.Name())
+	os.Remove(mapped.Name())
+	n := g.grown()
+	switch bad := g.diskNote(); {
+	case os.Geteuid() == 0 && (n < 2*size || n > 2*size+size/4):
+		t.Errorf("grown %d MiB with the two 16 MiB files removed, one held open twice, one mapped: want both counted", n>>20)
+	case os.Geteuid() != 0 && n != unmeasurable:
+		// A mapping's file can be looked at only with CAP_SYS_ADMIN: not measured.
+		t.Errorf("grown %d MiB with a removed file mapped, as an unprivileged user: want unmeasurable (%s)", n>>20, bad)
+	}
+	held.Close()
+	again.Close()
+	syscall.Munmap(m)
+	if n := g.grown(); n > size/4 {
+		t.Errorf("grown %d MiB once the removed files were let go", n>>20)
+	}
+}
+
+// Whoever fills the disk, a command is stopped when its file system goes below the floor
+// (half of what was free as the episode began; set closer here, not to fill half a disk),
+// and the model is told the disk is nearly full.
+func TestDiskGuardFloor(t *testing.T) {
+	copyDir, elsewhere := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(1<<40, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _ := freeBytes(copyDir)
+	g.fss[0].half = free - 32<<20
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := g.watch(cancel)
+	buf := make([]byte, 1<<20)
+	for i := range 160 {
+		rand.Read(buf)
+		if err := os.WriteFile(filepath.Join(elsewhere, fmt.Sprint(i)), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syscall.Sync()
+	time.Sleep(4 * diskPoll)
+	stop()
+	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
+		t.Fatalf("160 MiB written elsewhere, 32 MiB above the floor: %v", err)
+	}
+	if note := g.diskNote(); !strings.Contains(note, "nearly full") {
+		t.Errorf("the model is not told the disk is nearly full: %s", note)
+	}
+	// The next command begins below the floor: it may still write diskSlack, to clean up.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	stop = g.watch(cancel)
+	time.Sleep(4 * diskPoll)
+	stop()
+	if err := context.Cause(ctx); err != nil {
+		t.Errorf("a command beginning below the floor, writing nothing, was stopped: %v", err)
+	}
+}
+
+// What a command writes while the closer look walks is not in the walk: it shows in the
+// cheap figure after the look, or a command that wrote on through a slow look and ended
+// went unseen (the escape table's 40,000 folders, found in CI). The listing of the
+// command's processes, which the look takes after its walk, writes here in its place.
+func TestDiskGuardCountsWritesDuringTheLook(t *testing.T) {
+	copyDir := t.TempDir()
+	g, err := newDiskGuard(1<<30, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 64 << 20
+	wrote := false
+	g.setProcs(sandbox.ListedProcs(func() []int {
+		if !wrote {
+			wrote = true
+			buf := make([]byte, size)
+			rand.Read(buf)
+			f, err := os.Create(filepath.Join(copyDir, "late"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(buf)
+			f.Sync()
+			f.Close()
+		}
+		return nil
+	}))
+	if n := g.grown(); !wrote || n > size/4 {
+		t.Fatalf("the look wrote %v, grown %d MiB: want the write during the look, not in its walk", wrote, n>>20)
+	}
+	// Others' deletes meanwhile lower the figure; half of it is left by any account.
+	if u := g.used(); u < size/2 {
+		t.Errorf("the cheap figure after the look is %d MiB, with %d MiB written during it", u>>20, size>>20)
 	}
 }

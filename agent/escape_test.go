@@ -712,6 +712,30 @@ for i in $(seq 1 30); do head -c 10M /dev/urandom > f$i || exit 1; done`)
 		// An empty folder takes a block (4 KiB on ext4): the walk counted files only.
 		r.cacheFill(`mkdir "$GOCACHE/many" && cd "$GOCACHE/many" && seq 1 40000 | xargs mkdir || exit 1`)
 	}, held: cacheFillHeld},
+	// A removed file held open is in no folder: no walk sees it, and it keeps its blocks
+	// until the command ends.
+	{name: "fill the disk with a file removed while held open", disk: 64 << 20, agent: func(r *try) {
+		r.cacheFill(`exec 7>gone && rm gone || exit 1; for i in $(seq 1 30); do head -c 10M /dev/urandom >&7; done`)
+	}, held: cacheFillHeld},
+	{name: "fill the Go build cache with a file removed while held open", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		r.cacheFill(`exec 7>"$GOCACHE/gone" && rm "$GOCACHE/gone" || exit 1; for i in $(seq 1 30); do head -c 10M /dev/urandom >&7; done`)
+	}, held: cacheFillHeld},
+	{name: "fill the disk through a mapping of a removed file", disk: 64 << 20, agent: func(r *try) {
+		// Only the mapping holds the file: no descriptor shows it. Unprivileged, frognano
+		// cannot look at a mapping's file: unmeasurable, so stopped all the same.
+		r.cacheFill(`command -v python3 >/dev/null || { echo "NOT TRIED: no python3"; exit 1; }
+python3 -c '
+import mmap, os, time
+f = open("mapped", "w+b"); f.truncate(300 << 20); os.unlink("mapped")
+m = mmap.mmap(f.fileno(), 300 << 20); f.close()
+for i in range(0, 300 << 20, 4096): m[i] = 1
+time.sleep(5)'`)
+	}, held: func(r *try) (bool, string) {
+		if out := strings.Join(r.seen, ""); strings.Contains(out, "NOT TRIED") {
+			return true, "not tried here: " + out
+		}
+		return cacheFillHeld(r)
+	}},
 	{name: "fill a Go build cache on another file system than the copy", disk: 64 << 20, env: cacheEnv, before: func(r *try) {
 		// As with the copy under a tmpfs /tmp and the cache in the home: the guard watched
 		// the free space of the copy's file system only.

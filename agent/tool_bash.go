@@ -45,9 +45,10 @@ func runBash(ctx context.Context, e *episode, a args) (string, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := e.disk.watch(cancel)
-	out, err := e.runner.Run(cctx, sandbox.Cmd{Dir: e.ws.Root, Command: cmd, Timeout: e.bashTimeout(a)})
+	out, err := e.runner.Run(cctx, sandbox.Cmd{Dir: e.ws.Root, Command: cmd, Timeout: e.bashTimeout(a), Started: e.disk.setProcs})
 	stop()
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errDiskBudget) {
+	// Killed by the guard, or judged over the budget after it ended: the model is told.
+	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errDiskBudget) {
 		return formatBash(out) + e.disk.diskNote(), nil
 	}
 	if err != nil {

@@ -3,6 +3,10 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -51,5 +55,113 @@ func TestCancelKillsEverything(t *testing.T) {
 		if left := withArg(m); len(left) > 0 {
 			t.Errorf("sleeps outlived the cancel: pids %v", left)
 		}
+	})
+}
+
+// Cmd.Started lists every process of the running command, those that left its group
+// included, and nothing once Run has returned (a pid may be reused by then).
+func TestStartedListsTheCommandsProcesses(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		canKillEscapees(t, r)
+		m := marker()
+		started := make(chan func() []int, 1)
+		var sleeps, during []int
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		looked := make(chan struct{})
+		go func() {
+			defer close(looked)
+			defer cancel()
+			procs := <-started
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if sleeps = withArg(m); len(sleeps) == 3 {
+					break
+				}
+			}
+			during = procs()
+		}()
+		var procs func() []int
+		_, err := r.Run(ctx, Cmd{Dir: t.TempDir(), Command: "setsid sleep " + m + " & (sleep " + m + " &); sleep " + m,
+			Timeout: time.Minute, Started: func(p *Procs) { procs = p.List; started <- p.List }})
+		<-looked
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+		if len(sleeps) != 3 {
+			t.Fatalf("sleeps %v: want the three", sleeps)
+		}
+		for _, pid := range sleeps {
+			if !slices.Contains(during, pid) {
+				t.Errorf("sleep %d is not among the command's processes %v", pid, during)
+			}
+		}
+		if after := procs(); after != nil {
+			t.Errorf("processes listed after Run returned: %v", after)
+		}
+	})
+}
+
+// Procs.Hold stops every process of the command, one that left its group included: two
+// loops counting into files stand still while f runs, go on after it, and stay stopped when
+// f says so, until the cancel kills them.
+func TestHoldStopsTheCommand(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		canKillEscapees(t, r)
+		dir := t.TempDir()
+		count := func(name string) string {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			return string(b)
+		}
+		loop := `i=0; while :; do i=$((i+1)); echo $i > %s.tmp && mv %s.tmp %s; done`
+		command := "setsid bash -c '" + fmt.Sprintf(loop, "b", "b", "b") + "' & " + fmt.Sprintf(loop, "a", "a", "a")
+		started := make(chan *Procs, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		result := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, Cmd{Dir: dir, Command: command, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			result <- err
+		}()
+		p := <-started
+		moving := func() bool {
+			a, b := count("a"), count("b")
+			time.Sleep(300 * time.Millisecond)
+			return a != count("a") && b != count("b")
+		}
+		for deadline := time.Now().Add(20 * time.Second); !moving(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the two loops never both counted: a=%q b=%q", count("a"), count("b"))
+			}
+		}
+		p.Hold(func() bool {
+			a, b := count("a"), count("b")
+			time.Sleep(300 * time.Millisecond)
+			if a != count("a") || b != count("b") {
+				t.Errorf("counting went on while held: a %q -> %q, b %q -> %q", a, count("a"), b, count("b"))
+			}
+			return false
+		})
+		if !moving() {
+			t.Errorf("the loops did not go on after Hold")
+		}
+		p.Hold(func() bool { return true })
+		a, b := count("a"), count("b")
+		time.Sleep(300 * time.Millisecond)
+		if a != count("a") || b != count("b") {
+			t.Errorf("counting went on after a Hold that kept them stopped")
+		}
+		cancel()
+		select {
+		case err := <-result:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v; want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stopped command was not killed by the cancel")
+		}
+		if p.List() != nil {
+			t.Errorf("processes listed after Run returned: %v", p.List())
+		}
+		p.Hold(func() bool { return false }) // after Run: signals nothing, and does not block
 	})
 }

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +26,9 @@ type Cmd struct {
 	Dir     string
 	Command string        // run as `bash -lc COMMAND`
 	Timeout time.Duration // every process the command started is killed after this (zero: DefaultTimeout)
+	// Started, when set, is called once the command runs, with its processes: the disk
+	// guard looks at the files they hold open, and holds them still while it measures.
+	Started func(p *Procs)
 }
 
 // Output is what a command did.
@@ -112,6 +118,17 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	outs.drain(errR, &outs.stderr)
 	waited := make(chan struct{})
 	go func() { cmd.Wait(); close(waited) }()
+	procs := &Procs{list: func() []int {
+		select {
+		case <-waited: // its pid may be another process's by now
+			return nil
+		default:
+			return r.members(cmd.Process.Pid, cg)
+		}
+	}}
+	if c.Started != nil {
+		c.Started(procs)
+	}
 
 	var o Output
 	var ctxErr error
@@ -126,6 +143,7 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Output, error) {
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
+	procs.end() // after a Hold in progress: what it stopped is killed next
 	pgid := cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	<-waited
@@ -159,6 +177,85 @@ func (r *Runner) killAll(pgid int, cg *cgroup) bool {
 		gone = cg.kill(3*time.Second) && gone
 	}
 	return gone
+}
+
+// Procs are a running command's processes, for the disk guard: it counts the removed files
+// they hold open, and holds them still while it measures, so that a command cannot write on
+// through a look that takes seconds (40,000 new folders to walk under a loaded race build)
+// and end before it is judged.
+type Procs struct {
+	list func() []int
+	mu   sync.Mutex  // held by Hold, so that Run's kill and reaping wait for it to end
+	over atomic.Bool // Run is ending: no more signals (a pid may be reused once reaped)
+}
+
+// ListedProcs is Procs over processes its caller lists: Hold stops and continues those.
+func ListedProcs(list func() []int) *Procs { return &Procs{list: list} }
+
+// List returns the command's live processes, nil once it is ending. It may be called from
+// Hold's f.
+func (p *Procs) List() []int {
+	if p.over.Load() {
+		return nil
+	}
+	return p.list()
+}
+
+// Hold stops every process of the command, calls f, and lets them go on unless f returns
+// true (they are about to be killed: Run's kill comes after Hold returns). A stopped process
+// cannot fork, so SIGSTOP is sent until a listing finds no process it has not stopped; one
+// forked meanwhile is found by the next listing. SIGSTOP cannot be caught or ignored, and a
+// sandbox's namespace init takes it from an ancestor namespace. A process the command had
+// stopped itself is let go with the rest.
+func (p *Procs) Hold(f func() (keep bool)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.over.Load() {
+		f()
+		return
+	}
+	stopped := map[int]bool{}
+	for range 1000 { // a bound for a pathological fork rate; each round stops what it saw
+		fresh := 0
+		for _, pid := range p.list() {
+			if !stopped[pid] {
+				stopped[pid] = true
+				syscall.Kill(pid, syscall.SIGSTOP)
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	if f() {
+		return
+	}
+	for pid := range stopped {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+}
+
+// end marks the command as ending, waiting for a Hold in progress to finish.
+func (p *Procs) end() {
+	p.mu.Lock()
+	p.over.Store(true)
+	p.mu.Unlock()
+}
+
+// members lists the command's live processes: the cgroup's when there is one, and the
+// descendants of the process Run started (in the namespace modes, orphans are reparented to
+// the namespace's init, so every process of the namespace is one).
+func (r *Runner) members(root int, cg *cgroup) []int {
+	pids := procgroup.Descendants(root)
+	if cg != nil {
+		for _, p := range cg.members() {
+			if !slices.Contains(pids, p) {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
 }
 
 // finish waits for the readers to reach the end of the pipes. A process that escaped

@@ -14,11 +14,39 @@ import (
 // /proc. Zombies are left out: a killed orphan stays one until init reaps it, and it holds
 // no resources but its process table entry.
 func Members(pgid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	var pids []int
+	scan(func(pid, _, pgrp int) {
+		if pgrp == pgid {
+			pids = append(pids, pid)
+		}
+	})
+	return pids
+}
+
+// Descendants returns root, when it is alive, and its live descendants, read from /proc.
+func Descendants(root int) []int {
+	children := map[int][]int{}
+	alive := false
+	scan(func(pid, ppid, _ int) {
+		children[ppid] = append(children[ppid], pid)
+		alive = alive || pid == root
+	})
+	if !alive {
 		return nil
 	}
-	var pids []int
+	pids := []int{root}
+	for i := 0; i < len(pids); i++ {
+		pids = append(pids, children[pids[i]]...)
+	}
+	return pids
+}
+
+// scan calls f with each live process's pid, parent and process group.
+func scan(f func(pid, ppid, pgrp int)) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -35,15 +63,14 @@ func Members(pgid int) []int {
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		fs := strings.Fields(s[i+1:])
+		if len(fs) < 3 || fs[0] == "Z" || fs[0] == "X" {
 			continue
 		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid {
-			pids = append(pids, pid)
-		}
+		ppid, _ := strconv.Atoi(fs[1])
+		pgrp, _ := strconv.Atoi(fs[2])
+		f(pid, ppid, pgrp)
 	}
-	return pids
 }
 
 // Kill sends SIGKILL to the whole group and waits up to timeout for it to be empty. It
