@@ -37,9 +37,14 @@ import (
 // That over-counts only (a cache entry Go merely touched counts as written), and only at the
 // closer look, which a command must first trigger by the free space.
 //
-// Files the command removed but still holds open count too (heldOpen). And whatever the
-// closer look finds, a command is stopped when it runs a file system below half of what was
-// free when the episode began (its floor): that holds what no look can attribute.
+// Files the command removed but still holds open count too (heldOpen). The closer look
+// holds the command's processes stopped while it walks (sandbox.Procs.Hold), and gives up,
+// as unmeasurable, after holdWalk. A look forgives what it cannot find (others' writes), so
+// what hid from it (a file whose only reference is a descriptor in flight in a Unix socket)
+// could be linked back in unseen: when a command ends, the free space its file systems lost
+// while it ran is looked at once more, with nothing left running to hide anything. And
+// whatever the looks find, a command is stopped when it takes a file system below half of
+// the free space or of the free inodes it had when the episode began (its floor).
 
 // DefaultDiskBudget is Options.DiskBudget's default.
 const DefaultDiskBudget = 8 << 30
@@ -47,6 +52,15 @@ const DefaultDiskBudget = 8 << 30
 // diskSlack is what a command may still add when the episode is already over its budget:
 // enough to run `rm`, `git status` and a test, not enough to matter.
 const diskSlack = 64 << 20
+
+// holdWalk is how long a closer look may walk while it holds the command stopped: a tree of
+// millions of entries, which take little space, would otherwise hold the command, and its
+// timeout and cancel, for minutes. Past it, what the commands wrote is unmeasurable.
+const holdWalk = 15 * time.Second
+
+// inodeSlack is how many inodes a command may still take when its file system is already
+// below the inode floor as it begins.
+const inodeSlack = 10000
 
 // diskPoll is how often a running command's disk use is looked at; a command writing at
 // disk speed overshoots the budget by about this much time's worth.
@@ -76,8 +90,11 @@ type fsFree struct {
 	start int64
 	// floor is the free space a command may not take the file system below, whoever
 	// wrote: half of what was free when the episode began, or, when a command begins
-	// below that already, diskSlack less than was free then.
-	floor, half int64
+	// below that already, diskSlack less than was free then. inodeFloor is the same for
+	// free inodes (none on file systems that report no inode count).
+	floor, half           int64
+	inodeFloor, inodeHalf int64
+	cmdStart              int64 // the free space when the running command began
 }
 
 // sinceDir is a shared folder and the file system's clock when the episode began there.
@@ -91,11 +108,11 @@ type sinceDir struct {
 // and reads the clock of shared's file systems. A shared folder whose clock cannot be read
 // (no file can be made there) is measured whole, as dirs are.
 func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
-	free, err := freeBytes(dirs[0])
+	first, err := statFS(dirs[0])
 	if err != nil {
 		return nil, fmt.Errorf("agent: free space of %s: %w", dirs[0], err)
 	}
-	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, free/2), fss: []fsFree{{dirs[0], free, 0, free / 2}}, devs: map[uint64]bool{}}
+	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, first.start/2), fss: []fsFree{first}, devs: map[uint64]bool{}}
 	// The cache may be on another file system than the copy (a tmpfs /tmp, the home on
 	// disk): the free space of each is watched, or filling the other would never trigger a
 	// closer look (found in review).
@@ -108,8 +125,8 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 		if i == 0 {
 			continue
 		}
-		if f, err := freeBytes(d); err == nil {
-			g.fss = append(g.fss, fsFree{d, f, 0, f / 2})
+		if f, err := statFS(d); err == nil {
+			g.fss = append(g.fss, f)
 		}
 	}
 	for _, d := range shared {
@@ -123,7 +140,7 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	}
 	// The shared folders' part is nothing yet, by their clock: walking them is what this saves.
 	for _, d := range g.dirs {
-		n, _ := blocksUnder(d, nil) // frognano's copy and a new home: all readable
+		n, _ := blocksUnder(d, nil, time.Time{}) // frognano's copy and a new home: all readable
 		g.base += n
 	}
 	return g, nil
@@ -162,6 +179,29 @@ func fsNow(dir string) (syscall.Timespec, error) {
 	return st.Ctim, nil
 }
 
+// statFS is dir's file system as an episode begins there: its free space and inodes.
+func statFS(dir string) (fsFree, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return fsFree{}, err
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	f := fsFree{dir: dir, start: free, half: free / 2, inodeHalf: -1}
+	if st.Files > 0 { // btrfs and others report none: no inode floor there
+		f.inodeHalf = int64(st.Ffree) / 2
+	}
+	return f, nil
+}
+
+// freeInodes is the free inodes of dir's file system.
+func freeInodes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Ffree), nil
+}
+
 func freeBytes(dir string) (int64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
@@ -193,6 +233,11 @@ func (g *diskGuard) used() int64 {
 		if free < g.fss[i].floor && g.floored == "" {
 			g.floored = g.fss[i].dir
 		}
+		if g.fss[i].inodeFloor > 0 && g.floored == "" {
+			if ino, err := freeInodes(g.fss[i].dir); err == nil && ino < g.fss[i].inodeFloor {
+				g.floored = g.fss[i].dir
+			}
+		}
 	}
 	return n
 }
@@ -216,15 +261,15 @@ func (g *diskGuard) setProcs(procs *sandbox.Procs) {
 // held is the disk space the dirs take, the files of the shared folders changed since the
 // episode began (blocks, so sparse files count for what they use), and the removed files
 // the running command holds, and the first path it could not measure, if any.
-func (g *diskGuard) held() (int64, string) {
+func (g *diskGuard) held(deadline time.Time) (int64, string) {
 	var n int64
 	var bad string
 	for _, d := range g.dirs {
-		m, b := blocksUnder(d, nil)
+		m, b := blocksUnder(d, nil, deadline)
 		n, bad = n+m, cmp.Or(bad, b)
 	}
 	for _, s := range g.shared {
-		m, b := blocksUnder(s.dir, &s.since)
+		m, b := blocksUnder(s.dir, &s.since, deadline)
 		n, bad = n+m+max(dirBlocks(s.dir)-s.top, 0), cmp.Or(bad, b)
 	}
 	g.mu.Lock()
@@ -251,11 +296,16 @@ func dirBlocks(dir string) int64 {
 // side). Folders count: 40,000 empty ones took 160 MiB on ext4 (found in review). It
 // returns the first path it could not measure: a folder its commands made unreadable to
 // frognano, a path longer than the system takes (both hid writes from the walk; found in
-// review). What vanished while it walked is not missed.
-func blocksUnder(dir string, since *syscall.Timespec) (int64, string) {
+// review). What vanished while it walked is not missed. Past deadline (when set) it stops
+// and says so.
+func blocksUnder(dir string, since *syscall.Timespec, deadline time.Time) (int64, string) {
 	var n int64
 	var bad string
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			bad = cmp.Or(bad, fmt.Sprintf("%s: too many files to measure within %s", dir, holdWalk))
+			return fs.SkipAll
+		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && bad == "" {
 				bad = p + ": " + err.Error()
@@ -295,7 +345,7 @@ const unmeasurable = math.MaxInt64 / 4
 // The free space is read before the walk: what is written while it walks then counts in
 // the cheap figure after it (perhaps twice, the safe side). Read after the walk, it counted
 // nowhere: a command that wrote on through a slow walk and ended went unseen (found in CI).
-func (g *diskGuard) grown() int64 {
+func (g *diskGuard) grown(deadline time.Time) int64 {
 	frees := make([]int64, len(g.fss)) // fss's length is fixed once the guard is made
 	for i := range frees {
 		frees[i] = -1
@@ -303,7 +353,7 @@ func (g *diskGuard) grown() int64 {
 			frees[i] = free
 		}
 	}
-	held, bad := g.held()
+	held, bad := g.held(deadline)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.unmeasured = bad; bad != "" {
@@ -328,7 +378,7 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 		// Over by the cheap measure: look closer before holding it against the command.
 		// When that cannot tell, the command still gets diskSlack over the cheap figure,
 		// enough to remove what hides its writes.
-		if grown := g.grown(); grown != unmeasurable {
+		if grown := g.grown(time.Time{}); grown != unmeasurable {
 			u = grown
 		}
 	}
@@ -337,9 +387,13 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 	g.floored = ""
 	for i := range g.fss {
 		f := &g.fss[i]
-		f.floor = f.half
-		if free, err := freeBytes(f.dir); err == nil && free-diskSlack < f.half {
-			f.floor = free - diskSlack
+		f.floor, f.cmdStart = f.half, -1
+		if free, err := freeBytes(f.dir); err == nil {
+			f.floor, f.cmdStart = min(f.half, free-diskSlack), free
+		}
+		f.inodeFloor = f.inodeHalf
+		if ino, err := freeInodes(f.dir); err == nil && f.inodeHalf >= 0 {
+			f.inodeFloor = min(f.inodeHalf, ino-inodeSlack)
 		}
 	}
 	g.mu.Unlock()
@@ -369,11 +423,28 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 		wg.Wait()
 		g.setProcs(nil)
 		// A command that went over and ended before the next look is judged all the same:
-		// the model is told, as for one that was killed.
-		if !tripped && g.over(limit) {
+		// the model is told, as for one that was killed. With its processes gone nothing
+		// can hide from a look, so one is taken whenever its file systems lost more than
+		// the limit while it ran, even where an earlier look forgave it (a file held only
+		// in flight in a socket, then linked back in: found in review).
+		if !tripped && (g.over(limit) || g.lostSinceStart() > limit && g.grown(time.Time{}) > limit) {
 			cancel(errDiskBudget)
 		}
 	}
+}
+
+// lostSinceStart is the free space the file systems lost since the command began, whoever
+// wrote, with nothing forgiven.
+func (g *diskGuard) lostSinceStart() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var n int64
+	for _, f := range g.fss {
+		if free, err := freeBytes(f.dir); err == nil && f.cmdStart >= 0 {
+			n += max(f.cmdStart-free, 0)
+		}
+	}
+	return n
 }
 
 // over reports whether the episode's commands have added more than limit, or a file system
@@ -393,13 +464,18 @@ func (g *diskGuard) over(limit int64) bool {
 	procs := g.procs
 	g.mu.Unlock()
 	if procs == nil {
-		return g.grown() > limit
+		return g.grown(time.Time{}) > limit
 	}
 	var over bool
-	procs.Hold(func() bool {
-		over = g.grown() > limit
+	if !procs.Hold(func() bool {
+		over = g.grown(time.Now().Add(holdWalk)) > limit
 		return over
-	})
+	}) {
+		g.mu.Lock()
+		g.unmeasured = "the command's processes, which could not all be stopped to measure what they wrote (do not signal processes you did not start)"
+		g.mu.Unlock()
+		return true
+	}
 	return over
 }
 
@@ -410,8 +486,9 @@ func (g *diskGuard) diskNote() string {
 	g.mu.Unlock()
 	if floored != "" {
 		free, _ := freeBytes(floored)
-		return fmt.Sprintf("\n[killed: the disk of %s is nearly full (%d MiB free, less than half of what was free when the episode began); remove large files you made, and end programs that hold removed files open, before going on]",
-			floored, max(free, 0)>>20)
+		ino, _ := freeInodes(floored)
+		return fmt.Sprintf("\n[killed: the disk of %s is nearly full (%d MiB and %d inodes free: less than half of the space or of the inodes free when the episode began); remove large files and many small files you made, and end programs that hold removed files open, before going on]",
+			floored, max(free, 0)>>20, ino)
 	}
 	if bad != "" {
 		return fmt.Sprintf("\n[killed: the disk filled by more than the episode's disk budget of %d MiB (%d MiB now), and what the episode wrote cannot be measured: %s. Make that readable or remove it, and remove large files you made, before going on]",

@@ -118,14 +118,14 @@ func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
 	if g.base != dirBlocks(copyDir) {
 		t.Errorf("base %d bytes: the empty copy holds its folder's %d and the cache is not walked", g.base, dirBlocks(copyDir))
 	}
-	if n := g.grown(); n != 0 {
+	if n := g.grown(time.Time{}); n != 0 {
 		t.Errorf("grown %d bytes before anything was written", n)
 	}
 	if err := os.WriteFile(filepath.Join(cache, "00", "new"), buf[:4<<20], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	syscall.Sync()
-	if n := g.grown(); n < 4<<20 || n > 5<<20 {
+	if n := g.grown(time.Time{}); n < 4<<20 || n > 5<<20 {
 		t.Errorf("grown %d bytes after a new 4 MiB file in the cache, want 4 MiB", n)
 	}
 	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
@@ -139,7 +139,7 @@ func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Sync()
-	if n := g.grown(); n < 36<<20 {
+	if n := g.grown(time.Time{}); n < 36<<20 {
 		t.Errorf("grown %d bytes after an old 16 MiB file grew by 16 MiB and was set back to 2000: want it counted whole, with the new file (36 MiB)", n)
 	}
 }
@@ -237,7 +237,7 @@ func TestDiskGuardSharedTmpfsMmap(t *testing.T) {
 			mmapSink += sum
 			var st syscall.Stat_t
 			syscall.Stat(old, &st)
-			if n := g.grown(); n < size {
+			if n := g.grown(time.Time{}); n < size {
 				t.Errorf("the old sparse file now takes %d MiB, grown %d MiB: want it counted", st.Blocks*512>>20, n>>20)
 			}
 		})
@@ -254,14 +254,14 @@ func TestDiskGuardFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := g.grown(); n != 0 {
+	if n := g.grown(time.Time{}); n != 0 {
 		t.Fatalf("grown %d bytes before anything was written", n)
 	}
 	deep := `cd "$1" && n=$(printf 'd%.0s' $(seq 1 250)) && for i in $(seq 1 20); do mkdir "$n" && cd "$n" || exit 1; done && echo x > f`
 	if out, err := exec.Command("bash", "-c", deep, "deep", cache).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if n := g.grown(); n != unmeasurable {
+	if n := g.grown(time.Time{}); n != unmeasurable {
 		t.Errorf("grown %d bytes with a file the walk cannot reach, want unmeasurable", n)
 	}
 	if note := g.diskNote(); !strings.Contains(note, "cannot be measured") || !strings.Contains(note, "name too long") {
@@ -304,12 +304,12 @@ func TestDiskGuardCountsRemovedOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	mapped.Close() // only the mapping holds it now
-	if n := g.grown(); n < 2*size || n > 2*size+size/4 {
+	if n := g.grown(time.Time{}); n < 2*size || n > 2*size+size/4 {
 		t.Fatalf("grown %d MiB with two 16 MiB files in the copy", n>>20)
 	}
 	os.Remove(held.Name())
 	os.Remove(mapped.Name())
-	n := g.grown()
+	n := g.grown(time.Time{})
 	switch bad := g.diskNote(); {
 	case os.Geteuid() == 0 && (n < 2*size || n > 2*size+size/4):
 		t.Errorf("grown %d MiB with the two 16 MiB files removed, one held open twice, one mapped: want both counted", n>>20)
@@ -320,7 +320,7 @@ func TestDiskGuardCountsRemovedOpenFiles(t *testing.T) {
 	held.Close()
 	again.Close()
 	syscall.Munmap(m)
-	if n := g.grown(); n > size/4 {
+	if n := g.grown(time.Time{}); n > size/4 {
 		t.Errorf("grown %d MiB once the removed files were let go", n>>20)
 	}
 }
@@ -391,11 +391,94 @@ func TestDiskGuardCountsWritesDuringTheLook(t *testing.T) {
 		}
 		return nil
 	}))
-	if n := g.grown(); !wrote || n > size/4 {
+	if n := g.grown(time.Time{}); !wrote || n > size/4 {
 		t.Fatalf("the look wrote %v, grown %d MiB: want the write during the look, not in its walk", wrote, n>>20)
 	}
 	// Others' deletes meanwhile lower the figure; half of it is left by any account.
 	if u := g.used(); u < size/2 {
 		t.Errorf("the cheap figure after the look is %d MiB, with %d MiB written during it", u>>20, size>>20)
+	}
+}
+
+// A file that hid from the look (its only reference a descriptor in flight in a Unix
+// socket), which the look forgave as others' writes, then linked back into the copy without
+// any change of free space: judged when the command ends, by the free space lost since it
+// began. Here the file hides elsewhere on the disk and is renamed in.
+func TestDiskGuardJudgesWhatHidFromTheLook(t *testing.T) {
+	copyDir, elsewhere := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(64<<20, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := g.watch(cancel)
+	hidden := filepath.Join(elsewhere, "hidden")
+	buf := make([]byte, 1<<20)
+	f, err := os.Create(hidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		rand.Read(buf)
+		f.Write(buf)
+	}
+	f.Sync()
+	f.Close()
+	time.Sleep(6 * diskPoll) // the look: nothing of the episode's, so forgiven
+	if err := context.Cause(ctx); err != nil {
+		t.Fatalf("stopped for a file outside the episode's folders: %v", err)
+	}
+	if err := os.Rename(hidden, filepath.Join(copyDir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
+		t.Errorf("100 MiB appeared in the copy with a 64 MiB budget, and the command ended unjudged: %v", err)
+	}
+}
+
+// A walk past its deadline (a look holding the command stopped) is unmeasurable, not a
+// partial figure.
+func TestDiskGuardWalkDeadline(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	if _, bad := blocksUnder(dir, nil, time.Now().Add(-time.Second)); !strings.Contains(bad, "too many files") {
+		t.Errorf("a walk past its deadline said %q", bad)
+	}
+	if n, bad := blocksUnder(dir, nil, time.Now().Add(time.Minute)); bad != "" || n == 0 {
+		t.Errorf("a walk within its deadline: %d bytes, %q", n, bad)
+	}
+}
+
+// Empty files take no blocks, but a file system can run out of inodes: a command that takes
+// its file system below half of the free inodes it had is stopped.
+func TestDiskGuardInodeFloor(t *testing.T) {
+	copyDir, elsewhere := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(1<<40, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.fss[0].inodeHalf < 0 {
+		t.Skip("this file system reports no inode count")
+	}
+	ino, _ := freeInodes(copyDir)
+	g.fss[0].inodeHalf = ino - 3000 // set close, not to use half of the inodes
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := g.watch(cancel)
+	for i := range 20000 {
+		if err := os.WriteFile(filepath.Join(elsewhere, fmt.Sprint(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 0 && context.Cause(ctx) != nil {
+			break
+		}
+	}
+	time.Sleep(4 * diskPoll)
+	stop()
+	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
+		t.Fatalf("thousands of empty files past the inode floor: %v", err)
+	}
+	if note := g.diskNote(); !strings.Contains(note, "inodes") {
+		t.Errorf("the model is not told of the inodes: %s", note)
 	}
 }

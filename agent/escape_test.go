@@ -720,6 +720,16 @@ for i in $(seq 1 30); do head -c 10M /dev/urandom > f$i || exit 1; done`)
 	{name: "fill the Go build cache with a file removed while held open", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
 		r.cacheFill(`exec 7>"$GOCACHE/gone" && rm "$GOCACHE/gone" || exit 1; for i in $(seq 1 30); do head -c 10M /dev/urandom >&7; done`)
 	}, held: cacheFillHeld},
+	// A file in no folder, held only by a descriptor in flight in a Unix socket, is in no
+	// process's table either: the look found nothing, forgave the space, and the file was
+	// linked back in at the end (found in review). O_TMPFILE is refused by the syscall
+	// filter; without the filter, the end of the command is judged by the space it took.
+	{name: "fill the disk with files in flight in a socket, linked back in", disk: 64 << 20, agent: func(r *try) {
+		r.cacheFill(inflightCommand(`"$PWD"`))
+	}, held: inflightHeld},
+	{name: "fill the Go build cache with files in flight in a socket, linked back in", disk: 64 << 20, env: cacheEnv, before: cacheOutsideTheLab, agent: func(r *try) {
+		r.cacheFill(inflightCommand(`"$GOCACHE"`))
+	}, held: inflightHeld},
 	{name: "fill the disk through a mapping of a removed file", disk: 64 << 20, agent: func(r *try) {
 		// Only the mapping holds the file: no descriptor shows it. Unprivileged, frognano
 		// cannot look at a mapping's file: unmeasurable, so stopped all the same.
@@ -928,6 +938,52 @@ func cacheFillHeld(r *try) (bool, string) {
 		return false, "not stopped: " + out
 	}
 	return true, "killed: the cache's growth counts against the budget"
+}
+
+// inflightPy makes n files of size MiB in no folder (O_TMPFILE), each sent through a Unix
+// socket and closed, so that only the message in flight holds it, waits for the guard to
+// look, then takes them back and links them into dir.
+const inflightPy = `import ctypes, os, socket, sys, time
+d, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) << 20
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+for i in range(n):
+    try:
+        fd = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o644)
+    except OSError as e:
+        sys.exit("NO TMPFILE: errno %d" % e.errno)
+    os.posix_fallocate(fd, 0, size)
+    socket.send_fds(a, [b"x"], [fd]); os.close(fd)
+    time.sleep(1)
+for i in range(n):
+    _, fds, _, _ = socket.recv_fds(b, 1, 1)
+    if libc.linkat(fds[0], b"", -100, os.path.join(d, "kept%d" % i).encode(), 0x1000) != 0:  # AT_EMPTY_PATH
+        sys.exit("linkat: errno %d" % ctypes.get_errno())
+    os.close(fds[0])
+print("LINKED", n * size >> 20, "MiB")
+`
+
+// inflightCommand runs inflightPy on dir (a shell word): 4 files of 256 MiB.
+func inflightCommand(dir string) string {
+	return "command -v python3 >/dev/null || { echo 'NOT TRIED: no python3'; exit 1; }\n" +
+		"python3 -c '" + strings.ReplaceAll(inflightPy, "'", `'\''`) + "' " + dir + " 4 256"
+}
+
+// inflightHeld: no file in no folder could be made, or the guard reported the command.
+func inflightHeld(r *try) (bool, string) {
+	out := strings.Join(r.seen, "")
+	switch {
+	case strings.Contains(out, "NOT TRIED"):
+		os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+		return true, "not tried here: " + out
+	case strings.Contains(out, "NO TMPFILE: errno 95"):
+		os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+		return true, "O_TMPFILE refused by the syscall filter"
+	case strings.Contains(out, "disk budget"):
+		os.RemoveAll(os.Getenv("FROGNANO_CACHE"))
+		return true, "judged when it ended: the model told"
+	}
+	return cacheFillHeld(r)
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:

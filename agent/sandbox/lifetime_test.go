@@ -165,3 +165,52 @@ func TestHoldStopsTheCommand(t *testing.T) {
 		p.Hold(func() bool { return false }) // after Run: signals nothing, and does not block
 	})
 }
+
+// A process not stopped yet can continue one that was (found in review: `kill -CONT -1` in
+// a loop ran the command on through 3 to 8 of 20 holds): Hold stops again what /proc does
+// not show stopped until all are, spinners included.
+func TestHoldOutlastsSiblingsContinuing(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		if !r.Isolation().PIDNamespace {
+			t.Skip("kill -1 outside a PID namespace reaches every process of the user")
+		}
+		dir := t.TempDir()
+		count := func() string {
+			b, _ := os.ReadFile(filepath.Join(dir, "a"))
+			return string(b)
+		}
+		spin := `(while :; do kill -CONT -1 2>/dev/null; done) & (while :; do kill -CONT -1 2>/dev/null & wait; done) & `
+		loop := `i=0; while :; do i=$((i+1)); echo $i > a.tmp && mv a.tmp a; done`
+		started := make(chan *Procs, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, Cmd{Dir: dir, Command: spin + loop, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			result <- err
+		}()
+		defer func() { cancel(); <-result }()
+		p := <-started
+		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the loop never counted")
+			}
+		}
+		moved := 0
+		for i := 0; i < 10; i++ {
+			if !p.Hold(func() bool {
+				a := count()
+				time.Sleep(150 * time.Millisecond)
+				if count() != a {
+					moved++
+				}
+				return false
+			}) {
+				t.Errorf("hold %d: could not stop the command", i)
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+		if moved > 0 {
+			t.Errorf("the count moved during %d of 10 holds", moved)
+		}
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/procgroup"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultTimeout applies when Cmd.Timeout is zero.
@@ -201,38 +202,96 @@ func (p *Procs) List() []int {
 	return p.list()
 }
 
-// Hold stops every process of the command, calls f, and lets them go on unless f returns
-// true (they are about to be killed: Run's kill comes after Hold returns). A stopped process
-// cannot fork, so SIGSTOP is sent until a listing finds no process it has not stopped; one
-// forked meanwhile is found by the next listing. SIGSTOP cannot be caught or ignored, and a
-// sandbox's namespace init takes it from an ancestor namespace. A process the command had
+// holdPatience is how long Hold tries to have every process of the command stopped at once.
+const holdPatience = 2 * time.Second
+
+// Hold stops every process of the command and calls f while they are all stopped; it lets
+// them go on after unless f returns true (they are about to be killed: Run's kill comes
+// after Hold returns). It reports false, without calling f and with them let go, when it
+// could not have them all stopped at once within holdPatience: one not stopped yet can
+// continue the others (kill -CONT -1 in a loop did, in review), so SIGSTOP is sent again to
+// each process /proc does not show stopped, until one pass finds every listed process
+// stopped and no process it had not seen (a stopped process cannot fork or signal). Each
+// process is signalled through a pidfd, so that a pid reused by another process once the
+// command's had died is never stopped or continued. SIGSTOP cannot be caught or ignored, and
+// a sandbox's namespace init takes it from an ancestor namespace. A process the command had
 // stopped itself is let go with the rest.
-func (p *Procs) Hold(f func() (keep bool)) {
+func (p *Procs) Hold(f func() (keep bool)) (held bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over.Load() {
 		f()
-		return
+		return true
 	}
-	stopped := map[int]bool{}
-	for range 1000 { // a bound for a pathological fork rate; each round stops what it saw
-		fresh := 0
-		for _, pid := range p.list() {
-			if !stopped[pid] {
-				stopped[pid] = true
-				syscall.Kill(pid, syscall.SIGSTOP)
-				fresh++
-			}
+	var s stopper
+	defer s.close()
+	for deadline := time.Now().Add(holdPatience); !s.pass(p.list()); {
+		if time.Now().After(deadline) {
+			s.signal(syscall.SIGCONT)
+			return false
 		}
-		if fresh == 0 {
-			break
-		}
+		time.Sleep(time.Millisecond) // let the SIGSTOPs sent take effect
 	}
 	if f() {
-		return
+		return true
 	}
-	for pid := range stopped {
-		syscall.Kill(pid, syscall.SIGCONT)
+	s.signal(syscall.SIGCONT)
+	return true
+}
+
+// stopper stops a set of processes through pidfds.
+type stopper struct {
+	fds map[int]int // pid: pidfd (-1 where pidfd_open is missing: plain kill)
+}
+
+// pass sends SIGSTOP to each of pids that /proc does not show stopped, and reports whether
+// all were stopped already and none was new.
+func (s *stopper) pass(pids []int) (all bool) {
+	if s.fds == nil {
+		s.fds = map[int]int{}
+	}
+	all = true
+	for _, pid := range pids {
+		fd, seen := s.fds[pid]
+		if !seen {
+			all = false
+			var err error
+			if fd, err = unix.PidfdOpen(pid, 0); err != nil {
+				if errors.Is(err, syscall.ESRCH) {
+					continue // gone already
+				}
+				fd = -1 // before Linux 5.3
+			}
+			s.fds[pid] = fd
+		}
+		if !procgroup.Stopped(pid) {
+			all = false
+			s.send(pid, fd, syscall.SIGSTOP)
+		}
+	}
+	return all
+}
+
+// signal sends sig to every process the stopper has seen.
+func (s *stopper) signal(sig syscall.Signal) {
+	for pid, fd := range s.fds {
+		s.send(pid, fd, sig)
+	}
+}
+
+func (s *stopper) send(pid, fd int, sig syscall.Signal) {
+	if fd >= 0 {
+		unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else {
+		syscall.Kill(pid, sig)
+	}
+}
+
+func (s *stopper) close() {
+	for _, fd := range s.fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 

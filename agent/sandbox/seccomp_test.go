@@ -92,12 +92,37 @@ func TestUserNamespacesDenied(t *testing.T) {
 	}
 }
 
+// A file in no folder (O_TMPFILE) cannot be made, and programs fall back: Python's
+// tempfile.TemporaryFile, which tries O_TMPFILE first, still works.
+func TestTmpfileDenied(t *testing.T) {
+	if !seccompSupported() {
+		t.Skip("the syscall filter is x86-64 only")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	r := bwrapRunner(t, Options{})
+	o := run(t, r, `python3 -c '
+import os, tempfile
+try:
+    os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600); print("O_TMPFILE made")
+except OSError as e:
+    print("O_TMPFILE errno", e.errno)
+with tempfile.TemporaryFile() as f:
+    f.write(b"x"); f.seek(0); print("TemporaryFile", f.read().decode())
+'`, 20*time.Second)
+	if o.Stdout != "O_TMPFILE errno 95\nTemporaryFile x\n" {
+		t.Errorf("want O_TMPFILE refused (EOPNOTSUPP) and TemporaryFile working: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+}
+
 // The program itself, interpreted: another architecture is killed, x32 calls and the denied
 // calls fail with their errno, CLONE_NEWUSER only is refused to clone and unshare.
 func TestSeccompProgram(t *testing.T) {
 	p := seccompProgram()
 	run := func(arch, nr, arg0 uint32) uint32 {
-		data := map[uint32]uint32{seccompDataArch: arch, seccompDataNr: nr, seccompDataArg0: arg0}
+		// The same value in every argument: each rule reads only the one it checks.
+		data := map[uint32]uint32{seccompDataArch: arch, seccompDataNr: nr, seccompDataArg0: arg0, seccompDataArg1: arg0, seccompDataArg2: arg0}
 		var acc uint32
 		for pc := 0; pc < len(p)/8; pc++ {
 			code := binary.NativeEndian.Uint16(p[8*pc:])
@@ -144,6 +169,13 @@ func TestSeccompProgram(t *testing.T) {
 		{"clone newuser", auditArchX86_64, sysClone, cloneNewUser | 0x11, retErrno | errEPERM},
 		{"unshare newns", auditArchX86_64, sysUnshare, 0x20000, retAllow},
 		{"unshare newuser", auditArchX86_64, sysUnshare, cloneNewUser, retErrno | errEPERM},
+		{"open", auditArchX86_64, sysOpen, 0o2 | 0o100, retAllow},
+		{"open directory", auditArchX86_64, sysOpen, 0o200000, retAllow},
+		{"open tmpfile", auditArchX86_64, sysOpen, 0o20200002, retErrno | errEOPNOTSUPP},
+		{"openat", auditArchX86_64, sysOpenat, 0o2 | 0o100, retAllow},
+		{"openat tmpfile", auditArchX86_64, sysOpenat, 0o20200002, retErrno | errEOPNOTSUPP},
+		{"openat2", auditArchX86_64, sysOpenat2, 0, retErrno | errENOSYS},
+		{"unshare after open's rule", auditArchX86_64, sysUnshare, cloneNewUser, retErrno | errEPERM},
 	} {
 		if got := run(c.arch, c.nr, c.arg0); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)

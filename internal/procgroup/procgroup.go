@@ -41,6 +41,24 @@ func Descendants(root int) []int {
 	return pids
 }
 
+// Stopped reports whether pid is stopped (by a signal, or for its tracer) or gone.
+func Stopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the name may hold spaces and parentheses
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	switch s[i+2] {
+	case 'T', 't', 'Z', 'X':
+		return true
+	}
+	return false
+}
+
 // scan calls f with each live process's pid, parent and process group.
 func scan(f func(pid, ppid, pgrp int)) {
 	entries, err := os.ReadDir("/proc")
