@@ -214,3 +214,54 @@ func TestHoldOutlastsSiblingsContinuing(t *testing.T) {
 		}
 	})
 }
+
+// A process whose leader thread exited (pthread_exit) shows as a zombie in /proc/PID/stat
+// while its other threads run on: Hold lists it and waits for every thread to stop.
+func TestHoldStopsALeaderlessProcess(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		// Without a cgroup, as for an unprivileged user, the listing is /proc's alone
+		// (a cgroup lists the process whatever its leader's state).
+		r.iso.cgroup = ""
+		r.iso.ProcessLimit = ""
+		dir := t.TempDir()
+		count := func() string {
+			b, _ := os.ReadFile(filepath.Join(dir, "a"))
+			return string(b)
+		}
+		program := `import ctypes, os, threading
+def work():
+    i = 0
+    while True:
+        i += 1
+        with open("a.tmp", "w") as f:
+            f.write(str(i))
+        os.rename("a.tmp", "a")
+threading.Thread(target=work).start()
+ctypes.CDLL(None).pthread_exit(None)`
+		started := make(chan *Procs, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "python3 -c '" + program + "'", Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			result <- err
+		}()
+		defer func() { cancel(); <-result }()
+		p := <-started
+		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the thread never counted")
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // the leader has exited by now
+		if !p.Hold(func() bool {
+			a := count()
+			time.Sleep(300 * time.Millisecond)
+			if count() != a {
+				t.Errorf("the thread counted on while held: %s -> %s", a, count())
+			}
+			return false
+		}) {
+			t.Error("could not hold the command")
+		}
+	})
+}

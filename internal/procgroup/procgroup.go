@@ -41,25 +41,58 @@ func Descendants(root int) []int {
 	return pids
 }
 
-// Stopped reports whether pid is stopped (by a signal, or for its tracer) or gone.
+// Stopped reports whether every thread of pid is stopped (by a signal, or for its tracer)
+// or gone. Each thread is looked at: /proc/PID/stat is the leader's alone, and a leader that
+// exited (pthread_exit) is a zombie there while its other threads run on.
 func Stopped(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
-		return true
+		return true // gone
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the name may hold spaces and parentheses
-	if i < 0 || i+2 >= len(s) {
-		return false
+	for _, t := range tasks {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat"); err == nil {
+			if state, _, _, ok := parseStat(st); ok && !strings.Contains("TtZX", state) {
+				return false
+			}
+		}
 	}
-	switch s[i+2] {
-	case 'T', 't', 'Z', 'X':
-		return true
+	return true
+}
+
+// parseStat reads the state, parent and process group from a /proc stat file.
+func parseStat(stat []byte) (state string, ppid, pgrp int, ok bool) {
+	// Fields after the command name, which is in parentheses and may hold spaces and
+	// parentheses: state ppid pgrp ...
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	fs := strings.Fields(s[i+1:])
+	if len(fs) < 3 || len(fs[0]) != 1 {
+		return "", 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(fs[1])
+	pgrp, _ = strconv.Atoi(fs[2])
+	return fs[0], ppid, pgrp, true
+}
+
+// liveThreads reports whether a process whose leader is a zombie still has a thread that
+// is not: such a process runs on, and is live.
+func liveThreads(pid string) bool {
+	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+	for _, t := range tasks {
+		if st, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/stat"); err == nil {
+			if state, _, _, ok := parseStat(st); ok && state != "Z" && state != "X" {
+				return true
+			}
+		}
 	}
 	return false
 }
 
-// scan calls f with each live process's pid, parent and process group.
+// scan calls f with each live process's pid, parent and process group. A process whose
+// leader thread exited while others run is live.
 func scan(f func(pid, ppid, pgrp int)) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -74,19 +107,10 @@ func scan(f func(pid, ppid, pgrp int)) {
 		if err != nil {
 			continue
 		}
-		// Fields after the command name, which is in parentheses and may hold spaces:
-		// state ppid pgrp ...
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
+		state, ppid, pgrp, ok := parseStat(stat)
+		if !ok || (state == "Z" || state == "X") && !liveThreads(e.Name()) {
 			continue
 		}
-		fs := strings.Fields(s[i+1:])
-		if len(fs) < 3 || fs[0] == "Z" || fs[0] == "X" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fs[1])
-		pgrp, _ := strconv.Atoi(fs[2])
 		f(pid, ppid, pgrp)
 	}
 }
