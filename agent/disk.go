@@ -424,10 +424,11 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 		g.setProcs(nil)
 		// A command that went over and ended before the next look is judged all the same:
 		// the model is told, as for one that was killed. With its processes gone nothing
-		// can hide from a look, so one is taken whenever its file systems lost more than
-		// the limit while it ran, even where an earlier look forgave it (a file held only
-		// in flight in a socket, then linked back in: found in review).
-		if !tripped && (g.over(limit) || g.lostSinceStart() > limit && g.grown(time.Time{}) > limit) {
+		// can hide from a look, so one is taken whenever what the episode held as the
+		// command began and all the free space lost since pass the limit, even where an
+		// earlier look forgave part of it (a file held only in flight in a socket, then
+		// linked back in: found in review).
+		if !tripped && (g.over(limit) || u+g.lostSinceStart() > limit && g.grown(time.Time{}) > limit) {
 			cancel(errDiskBudget)
 		}
 	}
