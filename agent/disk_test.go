@@ -338,18 +338,19 @@ func TestDiskGuardFloor(t *testing.T) {
 	g.fss[0].half = free - 32<<20
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := g.watch(cancel)
-	buf := make([]byte, 1<<20)
-	for i := range 160 {
-		rand.Read(buf)
-		if err := os.WriteFile(filepath.Join(elsewhere, fmt.Sprint(i)), buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// 512 MiB taken at once (fallocate), so that others' deletes meanwhile cannot hide it.
+	f, err := os.Create(filepath.Join(elsewhere, "big"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	syscall.Sync()
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, 512<<20); err != nil {
+		t.Skipf("fallocate: %v", err)
+	}
+	f.Close()
 	time.Sleep(4 * diskPoll)
 	stop()
 	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
-		t.Fatalf("160 MiB written elsewhere, 32 MiB above the floor: %v", err)
+		t.Fatalf("512 MiB taken elsewhere, 32 MiB above the floor: %v", err)
 	}
 	if note := g.diskNote(); !strings.Contains(note, "nearly full") {
 		t.Errorf("the model is not told the disk is nearly full: %s", note)
