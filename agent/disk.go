@@ -49,9 +49,15 @@ import (
 // DefaultDiskBudget is Options.DiskBudget's default.
 const DefaultDiskBudget = 8 << 30
 
-// diskSlack is what a command may still add when the episode is already over its budget:
-// enough to run `rm`, `git status` and a test, not enough to matter.
+// diskSlack is how far past its budget an episode may go in all: a command that took it
+// past the budget, or one the looks only judged at its end, leaves it there. It also keeps
+// a free-space floor below where the command began.
 const diskSlack = 64 << 20
+
+// overSlack is what a command may add when the episode is already past budget+diskSlack:
+// enough to run `rm` and `git status`, so that the model can clean up. It is per command,
+// not per episode: a fixed cap would stop even those.
+const overSlack = 1 << 20
 
 // holdWalk is how long a closer look may walk while it holds the command stopped: a tree of
 // millions of entries, which take little space, would otherwise hold the command, and its
@@ -370,19 +376,26 @@ func (g *diskGuard) grown(deadline time.Time) int64 {
 }
 
 // watch cancels ctx with errDiskBudget once the episode's commands have added more than
-// the budget, or, when they were already past it as the command began, once the command
-// adds diskSlack more. Call the returned function when the command is over.
-func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
+// the budget, or, when they were already past it as the command began, more than
+// budget+diskSlack, or overSlack more than they had when they were past even that. Each
+// command got diskSlack more than it began with before (found in review: five commands
+// of 60 MiB each against a 64 MiB budget, none stopped, the model never told). Call the
+// returned function when the command is over: it says, for the model, when the episode
+// ends the command over its budget without the command having been stopped.
+func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func() (note string)) {
 	u := g.used()
 	if u > g.budget {
 		// Over by the cheap measure: look closer before holding it against the command.
-		// When that cannot tell, the command still gets diskSlack over the cheap figure,
+		// When that cannot tell, the command still gets overSlack over the cheap figure,
 		// enough to remove what hides its writes.
 		if grown := g.grown(time.Time{}); grown != unmeasurable {
 			u = grown
 		}
 	}
-	limit := max(g.budget, u+diskSlack)
+	limit := g.budget
+	if u > g.budget {
+		limit = max(g.budget+diskSlack, u+overSlack)
+	}
 	g.mu.Lock()
 	g.floored = ""
 	for i := range g.fss {
@@ -418,7 +431,7 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 			}
 		}
 	}()
-	return func() {
+	return func() string {
 		close(done)
 		wg.Wait()
 		g.setProcs(nil)
@@ -430,8 +443,25 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func()) {
 		// linked back in: found in review).
 		if !tripped && (g.over(limit) || u+g.lostSinceStart() > limit && g.grown(time.Time{}) > limit) {
 			cancel(errDiskBudget)
+			return ""
 		}
+		if !tripped && g.used() > g.budget {
+			if now := g.grown(time.Time{}); now > g.budget {
+				return g.overNote(now)
+			}
+		}
+		return ""
 	}
+}
+
+// overNote tells the model that the episode is past its budget after a command that was
+// not stopped, and how little the next may add.
+func (g *diskGuard) overNote(now int64) string {
+	if now == unmeasurable {
+		return g.diskNote()
+	}
+	return fmt.Sprintf("\n[the episode now holds %d MiB more than when it began, past its disk budget of %d MiB: the next commands may add at most %d MiB in all; remove large files you made before going on]",
+		now>>20, g.budget>>20, max(g.budget+diskSlack-now, overSlack)>>20)
 }
 
 // lostSinceStart is the free space the file systems lost since the command began, whoever

@@ -483,3 +483,41 @@ func TestDiskGuardInodeFloor(t *testing.T) {
 		t.Errorf("the model is not told of the inodes: %s", note)
 	}
 }
+
+// Under the budget a command may take the episode up to it, no further (each command could
+// add diskSlack more than it began with); past it, the model is told after each command
+// that was not stopped, with what the next may add.
+func TestDiskGuardBudgetIsTheEpisodes(t *testing.T) {
+	copyDir := t.TempDir()
+	g, err := newDiskGuard(32<<20, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	take := func(name string, size int64) {
+		f, err := os.Create(filepath.Join(copyDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+			t.Skipf("fallocate: %v", err)
+		}
+	}
+	command := func(write func()) (string, error) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		stop := g.watch(cancel)
+		write()
+		time.Sleep(4 * diskPoll)
+		note := stop()
+		return note, context.Cause(ctx)
+	}
+	if note, err := command(func() { take("a", 24<<20) }); err != nil || note != "" {
+		t.Fatalf("24 MiB of a 32 MiB budget: %v %q", err, note)
+	}
+	if _, err := command(func() { take("b", 24<<20) }); !errors.Is(err, errDiskBudget) {
+		t.Errorf("48 MiB in two commands against a 32 MiB budget: %v", err)
+	}
+	if note, err := command(func() {}); err != nil || !strings.Contains(note, "past its disk budget") {
+		t.Errorf("a command that added nothing to an episode past its budget: %v, note %q", err, note)
+	}
+}

@@ -767,6 +767,56 @@ for i in $(seq 1 30); do head -c 10M /dev/urandom > "$GOCACHE/f$i"; done`)
 		}
 		return cacheFillHeld(r)
 	}},
+	// A process whose leader thread exited (pthread_exit) shows as a zombie in /proc/PID/stat
+	// while its other threads run; its /proc/PID/fd and maps are empty. It was neither listed
+	// (as an ordinary user) nor stopped, and its removed files were not counted (found in
+	// review).
+	{name: "fill the disk from a thread whose leader exited", disk: 64 << 20, agent: func(r *try) {
+		r.cacheFill(leaderExitedPy(`
+f = os.open("zgone", os.O_RDWR | os.O_CREAT, 0o644); os.unlink("zgone")
+for i in range(30): os.write(f, os.urandom(10 << 20)); time.sleep(0.05)
+time.sleep(3)`))
+	}, held: cacheFillHeld},
+	{name: "fill the disk through a mapping, from a thread whose leader exited", disk: 64 << 20, agent: func(r *try) {
+		// libc's mmap: Python's keeps a duplicate descriptor, which the look counts.
+		r.cacheFill(leaderExitedPy(`
+fd = os.open("zmapped", os.O_RDWR | os.O_CREAT, 0o644); os.ftruncate(fd, 300 << 20); os.unlink("zmapped")
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+a = libc.mmap(None, 300 << 20, 3, 1, fd, 0); os.close(fd)
+for i in range(30): ctypes.memset(a + (i * 10 << 20), 1, 10 << 20); time.sleep(0.05)
+time.sleep(3)`))
+	}, held: cacheFillHeld},
+	{name: "fill the disk from the child of a process whose leader exited", disk: 64 << 20, agent: func(r *try) {
+		r.cacheFill(leaderExitedPy(`
+pid = os.fork()
+if pid == 0:
+    f = os.open("zchild", os.O_RDWR | os.O_CREAT, 0o644); os.unlink("zchild")
+    for i in range(30): os.write(f, os.urandom(10 << 20)); time.sleep(0.05)
+    time.sleep(3); os._exit(0)
+os.waitpid(pid, 0)`))
+	}, held: cacheFillHeld},
+	// Each command was allowed diskSlack (64 MiB) more than the episode held as it began,
+	// under the budget too (found in review).
+	{name: "a budget's worth per command, five commands", disk: 64 << 20, agent: func(r *try) {
+		for i := range 5 {
+			out, err := runBash(context.Background(), r.e, args{"command": fmt.Sprintf(`head -c 60M /dev/urandom > g%d; sync; echo FINISHED`, i)})
+			r.seen = append(r.seen, out+fmt.Sprint(err))
+		}
+	}, held: func(r *try) (bool, string) {
+		out := strings.Join(r.seen, "")
+		var size int64
+		filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
+			if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+				size += info.Size()
+			}
+			return nil
+		})
+		if !strings.Contains(out, "disk budget") || size > 64<<20+2*diskSlack {
+			return false, fmt.Sprintf("%d of 5 finished, the copy holds %d MiB against a 64 MiB budget: %s", strings.Count(out, "FINISHED"), size>>20, out)
+		}
+		return true, fmt.Sprintf("stopped at %d MiB, the model told", size>>20)
+	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)
 	}, held: func(r *try) (bool, string) {
@@ -984,6 +1034,19 @@ func inflightHeld(r *try) (bool, string) {
 		return true, "judged when it ended: the model told"
 	}
 	return cacheFillHeld(r)
+}
+
+// leaderExitedPy runs body (Python, at a function's top level) in a thread after the main
+// thread called pthread_exit, so that the process's leader is a zombie while body runs.
+func leaderExitedPy(body string) string {
+	var b strings.Builder
+	b.WriteString("import ctypes, os, threading, time\nlibc = ctypes.CDLL(None)\ndef w():\n    time.sleep(0.5)\n")
+	for _, l := range strings.Split(strings.TrimPrefix(body, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	b.WriteString("    os._exit(0)\nthreading.Thread(target=w).start()\nlibc.pthread_exit(None)\n")
+	return "command -v python3 >/dev/null || { echo 'NOT TRIED: no python3'; exit 1; }\n" +
+		"python3 -c '" + strings.ReplaceAll(b.String(), "'", `'\''`) + "'"
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:

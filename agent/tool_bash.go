@@ -46,7 +46,7 @@ func runBash(ctx context.Context, e *episode, a args) (string, error) {
 	defer cancel(nil)
 	stop := e.disk.watch(cancel)
 	out, err := e.runner.Run(cctx, sandbox.Cmd{Dir: e.ws.Root, Command: cmd, Timeout: e.bashTimeout(a), Started: e.disk.setProcs})
-	stop()
+	over := stop()
 	// Killed by the guard, or judged over the budget after it ended: the model is told.
 	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errDiskBudget) {
 		return formatBash(out) + e.disk.diskNote(), nil
@@ -54,7 +54,7 @@ func runBash(ctx context.Context, e *episode, a args) (string, error) {
 	if err != nil {
 		return "", err // the sandbox failed, or the run was cancelled: not the model's mistake
 	}
-	return formatBash(out), nil
+	return formatBash(out) + over, nil
 }
 
 // formatBash lays out a command's result as the harness did, capped at 30,000 characters
