@@ -460,7 +460,7 @@ func (g *diskGuard) overNote(now int64) string {
 	if now == unmeasurable {
 		return g.diskNote()
 	}
-	return fmt.Sprintf("\n[the episode now holds %d MiB more than when it began, past its disk budget of %d MiB: the next commands may add at most %d MiB in all; remove large files you made before going on]",
+	return fmt.Sprintf("\n[the episode now holds %d MiB more than when it began, past its disk budget of %d MiB: the next command may add at most %d MiB; remove large files you made before going on]",
 		now>>20, g.budget>>20, max(g.budget+diskSlack-now, overSlack)>>20)
 }
 
