@@ -338,15 +338,7 @@ func TestDiskGuardFloor(t *testing.T) {
 	g.fss[0].half = free - 32<<20
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := g.watch(cancel)
-	// 512 MiB taken at once (fallocate), so that others' deletes meanwhile cannot hide it.
-	f, err := os.Create(filepath.Join(elsewhere, "big"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, 512<<20); err != nil {
-		t.Skipf("fallocate: %v", err)
-	}
-	f.Close()
+	takeSpace(t, filepath.Join(elsewhere, "big"), 512<<20) // others' deletes cannot hide it
 	time.Sleep(4 * diskPoll)
 	stop()
 	if err := context.Cause(ctx); !errors.Is(err, errDiskBudget) {
@@ -379,17 +371,8 @@ func TestDiskGuardCountsWritesDuringTheLook(t *testing.T) {
 	wrote := false
 	g.setProcs(sandbox.ListedProcs(func() []int {
 		if !wrote {
-			// fallocate takes the blocks at once: the test's window, in which others'
-			// deletes on the same disk lower the figure, stays a few milliseconds.
 			wrote = true
-			f, err := os.Create(filepath.Join(copyDir, "late"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-				t.Skipf("fallocate: %v", err)
-			}
-			f.Close()
+			takeSpace(t, filepath.Join(copyDir, "late"), size)
 		}
 		return nil
 	}))
@@ -414,18 +397,9 @@ func TestDiskGuardJudgesWhatHidFromTheLook(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := g.watch(cancel)
-	// 512 MiB, taken at once (fallocate): others' deletes on the same disk while the test
-	// runs cannot hide it.
 	hidden := filepath.Join(elsewhere, "hidden")
-	f, err := os.Create(hidden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, 512<<20); err != nil {
-		t.Skipf("fallocate: %v", err)
-	}
-	f.Close()
-	time.Sleep(6 * diskPoll) // the look: nothing of the episode's, so forgiven
+	takeSpace(t, hidden, 512<<20) // others' deletes while the test runs cannot hide it
+	time.Sleep(6 * diskPoll)      // the look: nothing of the episode's, so forgiven
 	if err := context.Cause(ctx); err != nil {
 		t.Fatalf("stopped for a file outside the episode's folders: %v", err)
 	}
@@ -493,16 +467,7 @@ func TestDiskGuardBudgetIsTheEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	take := func(name string, size int64) {
-		f, err := os.Create(filepath.Join(copyDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-			t.Skipf("fallocate: %v", err)
-		}
-	}
+	take := func(name string, size int64) { takeSpace(t, filepath.Join(copyDir, name), size) }
 	command := func(write func()) (string, error) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		stop := g.watch(cancel)
@@ -519,5 +484,19 @@ func TestDiskGuardBudgetIsTheEpisodes(t *testing.T) {
 	}
 	if note, err := command(func() {}); err != nil || !strings.Contains(note, "past its disk budget") {
 		t.Errorf("a command that added nothing to an episode past its budget: %v, note %q", err, note)
+	}
+}
+
+// takeSpace makes path with size bytes of blocks at once (fallocate): a test's window, in
+// which others' deletes on the same disk lower the free-space figures, stays short.
+func takeSpace(t *testing.T, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+		t.Skipf("fallocate: %v", err)
 	}
 }

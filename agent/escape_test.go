@@ -659,13 +659,7 @@ var escapes = []escape{
 		r.seen = append(r.seen, out+fmt.Sprint(err))
 	}, held: func(r *try) (bool, string) {
 		out := strings.Join(r.seen, "")
-		var size int64
-		filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
-			if info, err := d.Info(); err == nil && d.Type().IsRegular() {
-				size += info.Size()
-			}
-			return nil
-		})
+		size := r.copySize()
 		if strings.Contains(out, "FINISHED") || !strings.Contains(out, "disk budget") {
 			return false, "not stopped: " + out
 		}
@@ -805,13 +799,7 @@ os.waitpid(pid, 0)`))
 		}
 	}, held: func(r *try) (bool, string) {
 		out := strings.Join(r.seen, "")
-		var size int64
-		filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
-			if info, err := d.Info(); err == nil && d.Type().IsRegular() {
-				size += info.Size()
-			}
-			return nil
-		})
+		size := r.copySize()
 		if !strings.Contains(out, "disk budget") || size > 64<<20+2*diskSlack {
 			return false, fmt.Sprintf("%d of 5 finished, the copy holds %d MiB against a 64 MiB budget: %s", strings.Count(out, "FINISHED"), size>>20, out)
 		}
@@ -971,6 +959,18 @@ func cacheOutsideTheLab(r *try) {
 		os.Chmod(dir, 0o755)
 		os.Setenv("FROGNANO_CACHE", dir)
 	}
+}
+
+// copySize is the size of the regular files in the copy.
+func (r *try) copySize() int64 {
+	var size int64
+	filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
+		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+			size += info.Size()
+		}
+		return nil
+	})
+	return size
 }
 
 // cacheFill runs command as the Bash tool, then holds it 3 s (the guard looks every 50 ms)
