@@ -423,6 +423,12 @@ func TestDiskGuardWalkDeadline(t *testing.T) {
 	if n, bad := blocksUnder(dir, nil, time.Now().Add(time.Minute)); bad != "" || n == 0 {
 		t.Errorf("a walk within its deadline: %d bytes, %q", n, bad)
 	}
+	if _, bad := heldOpen([]int{os.Getpid()}, nil, time.Now().Add(-time.Second)); !strings.Contains(bad, "too many") {
+		t.Errorf("a read of open files past its deadline said %q", bad)
+	}
+	if _, bad := heldOpen([]int{os.Getpid()}, nil, time.Now().Add(time.Minute)); bad != "" {
+		t.Errorf("a read of open files within its deadline said %q", bad)
+	}
 }
 
 // Empty files take no blocks, but a file system can run out of inodes: a command that takes

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,8 +28,10 @@ import (
 // registered files) is left to the free-space floor (diskGuard.floorHit).
 
 // heldOpen is the disk space of the removed files on the watched file systems (devs) that
-// pids hold open or mapped, and the first thing it could not read.
-func heldOpen(pids []int, devs map[uint64]bool) (int64, string) {
+// pids hold open or mapped, and the first thing it could not read. Past deadline (when
+// set), it stops and says so: hundreds of threads with many descriptors each would hold
+// the command, its timeout and cancel, for as long as reading them takes.
+func heldOpen(pids []int, devs map[uint64]bool, deadline time.Time) (int64, string) {
 	seen := map[[2]uint64]bool{}
 	var n int64
 	var bad string
@@ -50,7 +54,17 @@ func heldOpen(pids []int, devs map[uint64]bool) (int64, string) {
 		}
 		return nil
 	}
+	late := func() bool {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			bad = cmp.Or(bad, fmt.Sprintf("the open files of the command's processes: too many to measure within %s", holdWalk))
+			return true
+		}
+		return false
+	}
 	for _, pid := range pids {
+		if late() {
+			break
+		}
 		proc := "/proc/" + strconv.Itoa(pid)
 		tasks, err := os.ReadDir(proc + "/task")
 		note("the tasks of process "+strconv.Itoa(pid), err)
@@ -58,7 +72,10 @@ func heldOpen(pids []int, devs map[uint64]bool) (int64, string) {
 			dir := proc + "/task/" + t.Name() + "/fd"
 			fds, err := os.ReadDir(dir)
 			note("the open files of process "+strconv.Itoa(pid), err)
-			for _, fd := range fds {
+			for i, fd := range fds {
+				if i%256 == 0 && late() {
+					return n, bad
+				}
 				note("open file "+dir+"/"+fd.Name(), count(dir+"/"+fd.Name()))
 			}
 		}

@@ -805,6 +805,20 @@ os.waitpid(pid, 0)`))
 		}
 		return true, fmt.Sprintf("stopped at %d MiB, the model told", size>>20)
 	}},
+	// fallocate takes gigabytes in milliseconds, between two looks of the guard, and the
+	// files stay (found in review: 3 GiB in two commands against 64 MiB). Refused by the
+	// syscall filter; programs fall back to writing.
+	{name: "fill the disk with fallocate between two looks", disk: 64 << 20, agent: func(r *try) {
+		for _, files := range []string{"1 2", "3 4"} {
+			out, err := runBash(context.Background(), r.e, args{"command": `for i in ` + files + `; do fallocate -l 1000M fa$i || exit 1; done; echo FINISHED`})
+			r.seen = append(r.seen, out+fmt.Sprint(err))
+		}
+	}, held: func(r *try) (bool, string) {
+		if size := r.copySize(); size > 300<<20 {
+			return false, fmt.Sprintf("the copy holds %d MiB against a 64 MiB budget: %s", size>>20, strings.Join(r.seen, ""))
+		}
+		return true, "refused by the syscall filter"
+	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)
 	}, held: func(r *try) (bool, string) {
@@ -961,12 +975,15 @@ func cacheOutsideTheLab(r *try) {
 	}
 }
 
-// copySize is the size of the regular files in the copy.
+// copySize is the disk space the regular files in the copy take (blocks: a file allocated
+// without being written counts).
 func (r *try) copySize() int64 {
 	var size int64
 	filepath.WalkDir(r.ws.Root, func(p string, d fs.DirEntry, err error) error {
 		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
-			size += info.Size()
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				size += st.Blocks * 512
+			}
 		}
 		return nil
 	})

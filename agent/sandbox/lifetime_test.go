@@ -265,3 +265,66 @@ ctypes.CDLL(None).pthread_exit(None)`
 		}
 	})
 }
+
+// sigcontTimerPy counts into a file while a POSIX timer of its own sends it SIGCONT every
+// 20 ms: the kernel wakes a stopped process for it, with no other process running.
+const sigcontTimerPy = `import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+class Sigevent(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int), ("notify", ctypes.c_int), ("pad", ctypes.c_char * 48)]
+signal.signal(signal.SIGCONT, lambda *a: None)  # handled: an ignored timer signal is parked
+timer = ctypes.c_void_p()
+if libc.timer_create(1, ctypes.byref(Sigevent(None, 18, 0)), ctypes.byref(timer)) != 0:
+    raise SystemExit("timer_create")
+libc.timer_settime(timer, 0, (ctypes.c_long * 4)(0, 20000000, 0, 20000000), None)
+fd = os.open("a", os.O_RDWR | os.O_CREAT, 0o644)
+n = 0
+while True:
+    n += 1
+    os.pwrite(fd, b"%012d" % n, 0)
+    time.sleep(0.001)`
+
+// A process woken during the hold by a SIGCONT timer of its own (found in review) makes
+// Hold report false: what f measured meanwhile is not to be trusted.
+func TestHoldSeesAWokenProcess(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		dir := t.TempDir()
+		count := func() string {
+			b, _ := os.ReadFile(filepath.Join(dir, "a"))
+			return string(b)
+		}
+		started := make(chan *Procs, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "exec python3 -c '" + sigcontTimerPy + "'", Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			result <- err
+		}()
+		defer func() { cancel(); <-result }()
+		p := <-started
+		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the program never counted")
+			}
+		}
+		woken := 0
+		for i := range 3 {
+			moved := false
+			held := p.Hold(func() bool {
+				a := count()
+				time.Sleep(300 * time.Millisecond)
+				moved = count() != a
+				return false
+			})
+			if moved {
+				woken++
+			}
+			if held && moved {
+				t.Errorf("hold %d: the process ran while held, and Hold said it held", i)
+			}
+		}
+		if woken == 0 {
+			t.Fatal("the fixture is broken: the timer never woke the process while held")
+		}
+	})
+}

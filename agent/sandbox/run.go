@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -207,8 +208,9 @@ const holdPatience = 2 * time.Second
 
 // Hold stops every process of the command and calls f while they are all stopped; it lets
 // them go on after unless f returns true (they are about to be killed: Run's kill comes
-// after Hold returns). It reports false, without calling f and with them let go, when it
-// could not have them all stopped at once within holdPatience: one not stopped yet can
+// after Hold returns). It reports false, with them let go, when it could not have them all
+// stopped at once within holdPatience (f is not called then), or when one of them ran while
+// f did (f's figures cannot be trusted then). One not stopped yet can
 // continue the others (kill -CONT -1 in a loop did, in review), so SIGSTOP is sent again to
 // each process /proc does not show stopped, until one pass finds every listed process
 // stopped and no process it had not seen (a stopped process cannot fork or signal). Each
@@ -223,20 +225,37 @@ func (p *Procs) Hold(f func() (keep bool)) (held bool) {
 		f()
 		return true
 	}
+	// A stopped process can still be woken without any other running: a POSIX timer of
+	// its own whose signal is SIGCONT does it (found in review). Every thread's count of
+	// context switches, the same before and after f, shows that none ran meanwhile; before
+	// f it must hold still over two passes (a thread shows T a moment before it is off its
+	// CPU).
 	var s stopper
 	defer s.close()
-	for deadline := time.Now().Add(holdPatience); !s.pass(p.list()); {
+	var before map[int]uint64
+	for deadline := time.Now().Add(holdPatience); ; {
+		if s.pass(p.list()) {
+			now := s.switches(p.list())
+			if before != nil && maps.Equal(before, now) {
+				break
+			}
+			before = now
+		} else {
+			before = nil
+		}
 		if time.Now().After(deadline) {
 			s.signal(syscall.SIGCONT)
 			return false
 		}
 		time.Sleep(time.Millisecond) // let the SIGSTOPs sent take effect
 	}
-	if f() {
+	keep := f()
+	held = maps.Equal(before, s.switches(p.list()))
+	if keep && held {
 		return true
 	}
 	s.signal(syscall.SIGCONT)
-	return true
+	return held
 }
 
 // stopper stops a set of processes through pidfds.
@@ -270,6 +289,19 @@ func (s *stopper) pass(pids []int) (all bool) {
 		}
 	}
 	return all
+}
+
+// switches reads the context switches of every thread of pids, and notes any process the
+// stopper had not seen (it was not stopped: the figures then differ).
+func (s *stopper) switches(pids []int) map[int]uint64 {
+	m := map[int]uint64{}
+	for _, pid := range pids {
+		if _, seen := s.fds[pid]; !seen {
+			m[-pid] = 0
+		}
+		procgroup.Switches(pid, m)
+	}
+	return m
 }
 
 // signal sends sig to every process the stopper has seen.

@@ -116,6 +116,34 @@ with tempfile.TemporaryFile() as f:
 	}
 }
 
+// fallocate cannot take space (it took gigabytes between two looks of the disk guard), and
+// what falls back to writing still works: coreutils' fallocate fails, Python's
+// posix_fallocate (glibc's, which writes instead) makes the file, holes still punch.
+func TestFallocateDenied(t *testing.T) {
+	if !seccompSupported() {
+		t.Skip("the syscall filter is x86-64 only")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	r := bwrapRunner(t, Options{})
+	o := run(t, r, `fallocate -l 100M big 2>/dev/null && echo ALLOCATED; python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("p", os.O_RDWR | os.O_CREAT, 0o644)
+os.posix_fallocate(fd, 0, 1 << 20)
+print("posix_fallocate", os.fstat(fd).st_size)
+# FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
+if libc.fallocate(fd, 3, ctypes.c_long(0), ctypes.c_long(4096)) == 0:
+    print("punched")
+else:
+    print("punch errno", ctypes.get_errno())
+'`, 20*time.Second)
+	if o.Stdout != "posix_fallocate 1048576\npunched\n" {
+		t.Errorf("want fallocate refused, posix_fallocate falling back, holes punched: stdout %q stderr %q", o.Stdout, o.Stderr)
+	}
+}
+
 // The program itself, interpreted: another architecture is killed, x32 calls and the denied
 // calls fail with their errno, CLONE_NEWUSER only is refused to clone and unshare.
 func TestSeccompProgram(t *testing.T) {
@@ -176,6 +204,12 @@ func TestSeccompProgram(t *testing.T) {
 		{"openat tmpfile", auditArchX86_64, sysOpenat, 0o20200002, retErrno | errEOPNOTSUPP},
 		{"openat2", auditArchX86_64, sysOpenat2, 0, retErrno | errENOSYS},
 		{"unshare after open's rule", auditArchX86_64, sysUnshare, cloneNewUser, retErrno | errEPERM},
+		{"fallocate", auditArchX86_64, sysFallocate, 0, retErrno | errEOPNOTSUPP},
+		{"fallocate keep size", auditArchX86_64, sysFallocate, 0x01, retErrno | errEOPNOTSUPP},
+		{"fallocate zero range", auditArchX86_64, sysFallocate, 0x10, retErrno | errEOPNOTSUPP},
+		{"fallocate punch hole", auditArchX86_64, sysFallocate, 0x01 | 0x02, retAllow},
+		{"fallocate collapse range", auditArchX86_64, sysFallocate, 0x08, retAllow},
+		{"clone newuser after fallocate's rule", auditArchX86_64, sysClone, cloneNewUser, retErrno | errEPERM},
 	} {
 		if got := run(c.arch, c.nr, c.arg0); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)

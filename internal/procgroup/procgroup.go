@@ -41,9 +41,11 @@ func Descendants(root int) []int {
 	return pids
 }
 
-// Stopped reports whether every thread of pid is stopped (by a signal, or for its tracer)
-// or gone. Each thread is looked at: /proc/PID/stat is the leader's alone, and a leader that
-// exited (pthread_exit) is a zombie there while its other threads run on.
+// Stopped reports whether every thread of pid is stopped (by a signal, or for its tracer),
+// gone, or waiting in the kernel uninterruptibly (D: a vfork parent whose child is stopped
+// stays so; Switches tells whether it ran after). Each thread is looked at: /proc/PID/stat
+// is the leader's alone, and a leader that exited (pthread_exit) is a zombie there while
+// its other threads run on.
 func Stopped(pid int) bool {
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
@@ -51,12 +53,41 @@ func Stopped(pid int) bool {
 	}
 	for _, t := range tasks {
 		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat"); err == nil {
-			if state, _, _, ok := parseStat(st); ok && !strings.Contains("TtZX", state) {
+			if state, _, _, ok := parseStat(st); ok && !strings.Contains("TtZXD", state) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// Switches adds to into, for each thread of pid, how many times it was switched off a CPU:
+// the figure changes whenever the thread has run, so two readings around a wait tell
+// whether a stopped process was woken meanwhile.
+func Switches(pid int, into map[int]uint64) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, _ := os.ReadDir(dir)
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(dir + t.Name() + "/status")
+		if err != nil {
+			continue // gone
+		}
+		var n uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				c, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				n += c
+			} else if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+				c, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+		into[tid] = n
+	}
 }
 
 // parseStat reads the state, parent and process group from a /proc stat file.
