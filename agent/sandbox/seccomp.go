@@ -28,12 +28,15 @@ import (
 // 3 GiB in two commands against a 64 MiB budget). Every mode of it that allocates fails
 // with EOPNOTSUPP, on which programs fall back to writing (glibc's posix_fallocate, Go's
 // linker), at a pace the guard sees; punching holes and collapsing ranges, which free
-// space, still work.
+// space, still work. The ioctls that reach the same allocation through any file system
+// (FS_IOC_RESVSP, FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE: 10 MiB of blocks each, tried on ext4)
+// fail the same way.
 
 // x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl), written out so that
 // the filter is the same whatever GOARCH frognano was built for.
 const (
 	sysOpen            = 2
+	sysIoctl           = 16
 	sysClone           = 56
 	sysKexecLoad       = 246
 	sysAddKey          = 248
@@ -91,6 +94,10 @@ var deniedSyscalls = []struct {
 	{sysOpenat2, errENOSYS},
 }
 
+// preallocIoctls are FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE: _IOW('X', 40, 42
+// and 57, struct space_resv), 48 bytes on x86-64.
+var preallocIoctls = []uint32{0x40305828, 0x4030582a, 0x40305839}
+
 // seccompSupported says whether this machine gets the filter: x86-64 only.
 func seccompSupported() bool { return runtime.GOARCH == "amd64" }
 
@@ -140,6 +147,15 @@ func seccompProgram() []byte {
 		stmt(bpfRET|bpfK, retErrno|errEOPNOTSUPP),
 		stmt(bpfLD|bpfW|bpfABS, seccompDataNr),
 	)
+	// ioctl (command in its second argument): the preallocating ones fail.
+	p = append(p,
+		jump(bpfJMP|bpfJEQ|bpfK, sysIoctl, 0, uint8(2*len(preallocIoctls)+1)),
+		stmt(bpfLD|bpfW|bpfABS, seccompDataArg1),
+	)
+	for _, cmd := range preallocIoctls {
+		p = append(p, jump(bpfJMP|bpfJEQ|bpfK, cmd, 0, 1), stmt(bpfRET|bpfK, retErrno|errEOPNOTSUPP))
+	}
+	p = append(p, stmt(bpfLD|bpfW|bpfABS, seccompDataNr))
 	// unshare and clone: their first argument is the flags; CLONE_NEWUSER fails.
 	p = append(p,
 		jump(bpfJMP|bpfJEQ|bpfK, sysUnshare, 1, 0),

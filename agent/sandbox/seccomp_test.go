@@ -116,9 +116,10 @@ with tempfile.TemporaryFile() as f:
 	}
 }
 
-// fallocate cannot take space (it took gigabytes between two looks of the disk guard), and
-// what falls back to writing still works: coreutils' fallocate fails, Python's
-// posix_fallocate (glibc's, which writes instead) makes the file, holes still punch.
+// fallocate cannot take space (it took gigabytes between two looks of the disk guard), nor
+// can the ioctls that preallocate, and what falls back to writing still works: coreutils'
+// fallocate fails, Python's posix_fallocate (glibc's, which writes instead) makes the file,
+// holes still punch.
 func TestFallocateDenied(t *testing.T) {
 	if !seccompSupported() {
 		t.Skip("the syscall filter is x86-64 only")
@@ -128,9 +129,17 @@ func TestFallocateDenied(t *testing.T) {
 	}
 	r := bwrapRunner(t, Options{})
 	o := run(t, r, `fallocate -l 100M big 2>/dev/null && echo ALLOCATED; python3 -c '
-import ctypes, os
+import ctypes, fcntl, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
 fd = os.open("p", os.O_RDWR | os.O_CREAT, 0o644)
+space = struct.pack("hhxxxxqqii16x", 0, 0, 0, 10 << 20, 0, 0)  # struct space_resv
+for name, cmd in (("RESVSP", 0x40305828), ("RESVSP64", 0x4030582a), ("ZERO_RANGE", 0x40305839)):
+    try:
+        fcntl.ioctl(fd, cmd, space)
+        print(name, "allocated", os.fstat(fd).st_blocks * 512)
+    except OSError as e:
+        if e.errno != 95:
+            print(name, "errno", e.errno)
 os.posix_fallocate(fd, 0, 1 << 20)
 print("posix_fallocate", os.fstat(fd).st_size)
 # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
@@ -210,6 +219,12 @@ func TestSeccompProgram(t *testing.T) {
 		{"fallocate punch hole", auditArchX86_64, sysFallocate, 0x01 | 0x02, retAllow},
 		{"fallocate collapse range", auditArchX86_64, sysFallocate, 0x08, retAllow},
 		{"clone newuser after fallocate's rule", auditArchX86_64, sysClone, cloneNewUser, retErrno | errEPERM},
+		{"ioctl TCGETS", auditArchX86_64, sysIoctl, 0x5401, retAllow},
+		{"ioctl FS_IOC_RESVSP", auditArchX86_64, sysIoctl, 0x40305828, retErrno | errEOPNOTSUPP},
+		{"ioctl FS_IOC_RESVSP64", auditArchX86_64, sysIoctl, 0x4030582a, retErrno | errEOPNOTSUPP},
+		{"ioctl FS_IOC_ZERO_RANGE", auditArchX86_64, sysIoctl, 0x40305839, retErrno | errEOPNOTSUPP},
+		{"ioctl FS_IOC_UNRESVSP64", auditArchX86_64, sysIoctl, 0x4030582b, retAllow},
+		{"unshare after ioctl's rule", auditArchX86_64, sysUnshare, cloneNewUser, retErrno | errEPERM},
 	} {
 		if got := run(c.arch, c.nr, c.arg0); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
