@@ -68,6 +68,14 @@ const overSlack = 1 << 20
 // timeout and cancel, for minutes. Past it, what the commands wrote is unmeasurable.
 const holdWalk = 15 * time.Second
 
+// holdGrowth is how much more the free space may shrink while a look waits for the
+// command's processes to stop, and while it walks them held, before it gives up as
+// unmeasurable (the command is killed): SIGSTOP stops a thread only when its system call
+// returns, and one write(2) of 1 GiB, or one madvise(MADV_POPULATE_WRITE) over several
+// mapped files, went on taking disk for all of holdPatience (found in review: 2.6 GiB
+// against a 64 MiB budget, each command).
+const holdGrowth = 16 << 20
+
 // inodeSlack is how many inodes a command may still take when its file system is already
 // below the inode floor as it begins.
 const inodeSlack = 10000
@@ -150,7 +158,7 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	}
 	// The shared folders' part is nothing yet, by their clock: walking them is what this saves.
 	for _, d := range g.dirs {
-		n, _ := blocksUnder(d, nil, time.Time{}) // frognano's copy and a new home: all readable
+		n, _ := blocksUnder(d, nil, nil) // frognano's copy and a new home: all readable
 		g.base += n
 	}
 	return g, nil
@@ -271,22 +279,22 @@ func (g *diskGuard) setProcs(procs *sandbox.Procs) {
 // held is the disk space the dirs take, the files of the shared folders changed since the
 // episode began (blocks, so sparse files count for what they use), and the removed files
 // the running command holds, and the first path it could not measure, if any.
-func (g *diskGuard) held(deadline time.Time) (int64, string) {
+func (g *diskGuard) held(quit func() string) (int64, string) {
 	var n int64
 	var bad string
 	for _, d := range g.dirs {
-		m, b := blocksUnder(d, nil, deadline)
+		m, b := blocksUnder(d, nil, quit)
 		n, bad = n+m, cmp.Or(bad, b)
 	}
 	for _, s := range g.shared {
-		m, b := blocksUnder(s.dir, &s.since, deadline)
+		m, b := blocksUnder(s.dir, &s.since, quit)
 		n, bad = n+m+max(dirBlocks(s.dir)-s.top, 0), cmp.Or(bad, b)
 	}
 	g.mu.Lock()
 	procs := g.procs
 	g.mu.Unlock()
 	if procs != nil {
-		m, b := heldOpen(procs.List(), g.devs, deadline)
+		m, b := heldOpen(procs.List(), g.devs, quit)
 		n, bad = n+m, cmp.Or(bad, b)
 	}
 	return n, bad
@@ -306,15 +314,18 @@ func dirBlocks(dir string) int64 {
 // side). Folders count: 40,000 empty ones took 160 MiB on ext4 (found in review). It
 // returns the first path it could not measure: a folder its commands made unreadable to
 // frognano, a path longer than the system takes (both hid writes from the walk; found in
-// review). What vanished while it walked is not missed. Past deadline (when set) it stops
-// and says so.
-func blocksUnder(dir string, since *syscall.Timespec, deadline time.Time) (int64, string) {
+// review). What vanished while it walked is not missed. When quit (if set, asked every
+// 256 entries) says why it must, it stops and says so.
+func blocksUnder(dir string, since *syscall.Timespec, quit func() string) (int64, string) {
 	var n int64
 	var bad string
+	seen := 0
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			bad = cmp.Or(bad, fmt.Sprintf("%s: too many files to measure within %s", dir, holdWalk))
-			return fs.SkipAll
+		if seen++; quit != nil && seen%256 == 1 {
+			if why := quit(); why != "" {
+				bad = cmp.Or(bad, dir+": "+why)
+				return fs.SkipAll
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && bad == "" {
@@ -355,7 +366,7 @@ const unmeasurable = math.MaxInt64 / 4
 // The free space is read before the walk: what is written while it walks then counts in
 // the cheap figure after it (perhaps twice, the safe side). Read after the walk, it counted
 // nowhere: a command that wrote on through a slow walk and ended went unseen (found in CI).
-func (g *diskGuard) grown(deadline time.Time) int64 {
+func (g *diskGuard) grown(quit func() string) int64 {
 	frees := make([]int64, len(g.fss)) // fss's length is fixed once the guard is made
 	for i := range frees {
 		frees[i] = -1
@@ -363,7 +374,7 @@ func (g *diskGuard) grown(deadline time.Time) int64 {
 			frees[i] = free
 		}
 	}
-	held, bad := g.held(deadline)
+	held, bad := g.held(quit)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.unmeasured = bad; bad != "" {
@@ -392,7 +403,7 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func() (note str
 		// Over by the cheap measure: look closer before holding it against the command.
 		// When that cannot tell, the command still gets overSlack over the cheap figure,
 		// enough to remove what hides its writes.
-		if grown := g.grown(time.Time{}); grown != unmeasurable {
+		if grown := g.grown(nil); grown != unmeasurable {
 			u = grown
 		}
 	}
@@ -445,12 +456,12 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func() (note str
 		// command began and all the free space lost since pass the limit, even where an
 		// earlier look forgave part of it (a file held only in flight in a socket, then
 		// linked back in: found in review).
-		if !tripped && (g.over(limit) || u+g.lostSinceStart() > limit && g.grown(time.Time{}) > limit) {
+		if !tripped && (g.over(limit) || u+g.lostSinceStart() > limit && g.grown(nil) > limit) {
 			cancel(errDiskBudget)
 			return ""
 		}
 		if !tripped && g.used() > g.budget {
-			if now := g.grown(time.Time{}); now > g.budget {
+			if now := g.grown(nil); now > g.budget {
 				return g.overNote(now)
 			}
 		}
@@ -499,19 +510,35 @@ func (g *diskGuard) over(limit int64) bool {
 	procs := g.procs
 	g.mu.Unlock()
 	if procs == nil {
-		return g.grown(time.Time{}) > limit
+		return g.grown(nil) > limit
 	}
 	var over bool
+	grew := func() bool { return g.used() > u+holdGrowth || g.floorHit() }
 	if !procs.Hold(func() bool {
-		over = g.grown(time.Now().Add(holdWalk)) > limit
+		over = g.grown(g.lookQuit(grew)) > limit
 		return over
-	}) {
+	}, grew) {
 		g.mu.Lock()
 		g.unmeasured = "the command's processes, which could not all be stopped to measure what they wrote (do not signal processes you did not start)"
 		g.mu.Unlock()
 		return true
 	}
 	return over
+}
+
+// lookQuit is what a held look asks as it goes: it gives up past holdWalk, or once the
+// command took holdGrowth more (a thread inside one long system call writes on, held).
+func (g *diskGuard) lookQuit(grew func() bool) func() string {
+	deadline := time.Now().Add(holdWalk)
+	return func() string {
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("too much to measure within %s", holdWalk)
+		}
+		if grew() {
+			return "the command took more space while held still to be measured (a long system call)"
+		}
+		return ""
+	}
 }
 
 // diskNote tells the model why its command was stopped.

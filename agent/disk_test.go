@@ -118,14 +118,14 @@ func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
 	if g.base != dirBlocks(copyDir) {
 		t.Errorf("base %d bytes: the empty copy holds its folder's %d and the cache is not walked", g.base, dirBlocks(copyDir))
 	}
-	if n := g.grown(time.Time{}); n != 0 {
+	if n := g.grown(nil); n != 0 {
 		t.Errorf("grown %d bytes before anything was written", n)
 	}
 	if err := os.WriteFile(filepath.Join(cache, "00", "new"), buf[:4<<20], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	syscall.Sync()
-	if n := g.grown(time.Time{}); n < 4<<20 || n > 5<<20 {
+	if n := g.grown(nil); n < 4<<20 || n > 5<<20 {
 		t.Errorf("grown %d bytes after a new 4 MiB file in the cache, want 4 MiB", n)
 	}
 	f, err := os.OpenFile(old, os.O_WRONLY|os.O_APPEND, 0)
@@ -139,7 +139,7 @@ func TestDiskGuardCountsSharedChangesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Sync()
-	if n := g.grown(time.Time{}); n < 36<<20 {
+	if n := g.grown(nil); n < 36<<20 {
 		t.Errorf("grown %d bytes after an old 16 MiB file grew by 16 MiB and was set back to 2000: want it counted whole, with the new file (36 MiB)", n)
 	}
 }
@@ -237,7 +237,7 @@ func TestDiskGuardSharedTmpfsMmap(t *testing.T) {
 			mmapSink += sum
 			var st syscall.Stat_t
 			syscall.Stat(old, &st)
-			if n := g.grown(time.Time{}); n < size {
+			if n := g.grown(nil); n < size {
 				t.Errorf("the old sparse file now takes %d MiB, grown %d MiB: want it counted", st.Blocks*512>>20, n>>20)
 			}
 		})
@@ -254,14 +254,14 @@ func TestDiskGuardFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := g.grown(time.Time{}); n != 0 {
+	if n := g.grown(nil); n != 0 {
 		t.Fatalf("grown %d bytes before anything was written", n)
 	}
 	deep := `cd "$1" && n=$(printf 'd%.0s' $(seq 1 250)) && for i in $(seq 1 20); do mkdir "$n" && cd "$n" || exit 1; done && echo x > f`
 	if out, err := exec.Command("bash", "-c", deep, "deep", cache).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if n := g.grown(time.Time{}); n != unmeasurable {
+	if n := g.grown(nil); n != unmeasurable {
 		t.Errorf("grown %d bytes with a file the walk cannot reach, want unmeasurable", n)
 	}
 	if note := g.diskNote(); !strings.Contains(note, "cannot be measured") || !strings.Contains(note, "name too long") {
@@ -304,12 +304,12 @@ func TestDiskGuardCountsRemovedOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	mapped.Close() // only the mapping holds it now
-	if n := g.grown(time.Time{}); n < 2*size || n > 2*size+size/4 {
+	if n := g.grown(nil); n < 2*size || n > 2*size+size/4 {
 		t.Fatalf("grown %d MiB with two 16 MiB files in the copy", n>>20)
 	}
 	os.Remove(held.Name())
 	os.Remove(mapped.Name())
-	n := g.grown(time.Time{})
+	n := g.grown(nil)
 	switch bad := g.diskNote(); {
 	case os.Geteuid() == 0 && (n < 2*size || n > 2*size+size/4):
 		t.Errorf("grown %d MiB with the two 16 MiB files removed, one held open twice, one mapped: want both counted", n>>20)
@@ -320,7 +320,7 @@ func TestDiskGuardCountsRemovedOpenFiles(t *testing.T) {
 	held.Close()
 	again.Close()
 	syscall.Munmap(m)
-	if n := g.grown(time.Time{}); n > size/4 {
+	if n := g.grown(nil); n > size/4 {
 		t.Errorf("grown %d MiB once the removed files were let go", n>>20)
 	}
 }
@@ -376,7 +376,7 @@ func TestDiskGuardCountsWritesDuringTheLook(t *testing.T) {
 		}
 		return nil
 	}))
-	if n := g.grown(time.Time{}); !wrote || n > size/4 {
+	if n := g.grown(nil); !wrote || n > size/4 {
 		t.Fatalf("the look wrote %v, grown %d MiB: want the write during the look, not in its walk", wrote, n>>20)
 	}
 	// Others' deletes meanwhile lower the figure; half of it is left by any account.
@@ -412,22 +412,37 @@ func TestDiskGuardJudgesWhatHidFromTheLook(t *testing.T) {
 	}
 }
 
-// A walk past its deadline (a look holding the command stopped) is unmeasurable, not a
-// partial figure.
-func TestDiskGuardWalkDeadline(t *testing.T) {
+// A walk or a read of open files that must quit (past holdWalk, or the command wrote on
+// while held) is unmeasurable, not a partial figure.
+func TestDiskGuardLookQuits(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
-	if _, bad := blocksUnder(dir, nil, time.Now().Add(-time.Second)); !strings.Contains(bad, "too many files") {
-		t.Errorf("a walk past its deadline said %q", bad)
+	quit := func() string { return "told to" }
+	if _, bad := blocksUnder(dir, nil, quit); !strings.Contains(bad, "told to") {
+		t.Errorf("a walk told to quit said %q", bad)
 	}
-	if n, bad := blocksUnder(dir, nil, time.Now().Add(time.Minute)); bad != "" || n == 0 {
-		t.Errorf("a walk within its deadline: %d bytes, %q", n, bad)
+	if _, bad := heldOpen([]int{os.Getpid()}, nil, quit); !strings.Contains(bad, "told to") {
+		t.Errorf("a read of open files told to quit said %q", bad)
 	}
-	if _, bad := heldOpen([]int{os.Getpid()}, nil, time.Now().Add(-time.Second)); !strings.Contains(bad, "too many") {
-		t.Errorf("a read of open files past its deadline said %q", bad)
+	stay := func() string { return "" }
+	if n, bad := blocksUnder(dir, nil, stay); bad != "" || n == 0 {
+		t.Errorf("a walk not told to quit: %d bytes, %q", n, bad)
 	}
-	if _, bad := heldOpen([]int{os.Getpid()}, nil, time.Now().Add(time.Minute)); bad != "" {
-		t.Errorf("a read of open files within its deadline said %q", bad)
+	if _, bad := heldOpen([]int{os.Getpid()}, nil, stay); bad != "" {
+		t.Errorf("a read of open files not told to quit said %q", bad)
+	}
+	g, err := newDiskGuard(1<<30, []string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew := false
+	q := g.lookQuit(func() bool { return grew })
+	if why := q(); why != "" {
+		t.Errorf("a look just begun quits: %q", why)
+	}
+	grew = true
+	if why := q(); !strings.Contains(why, "while held") {
+		t.Errorf("a look during which the command took more space goes on: %q", why)
 	}
 }
 

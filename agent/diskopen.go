@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,10 +27,10 @@ import (
 // registered files) is left to the free-space floor (diskGuard.floorHit).
 
 // heldOpen is the disk space of the removed files on the watched file systems (devs) that
-// pids hold open or mapped, and the first thing it could not read. Past deadline (when
-// set), it stops and says so: hundreds of threads with many descriptors each would hold
-// the command, its timeout and cancel, for as long as reading them takes.
-func heldOpen(pids []int, devs map[uint64]bool, deadline time.Time) (int64, string) {
+// pids hold open or mapped, and the first thing it could not read. When quit (if set) says
+// why it must, it stops and says so: hundreds of threads with many descriptors each would
+// hold the command, its timeout and cancel, for as long as reading them takes.
+func heldOpen(pids []int, devs map[uint64]bool, quit func() string) (int64, string) {
 	seen := map[[2]uint64]bool{}
 	var n int64
 	var bad string
@@ -55,11 +54,12 @@ func heldOpen(pids []int, devs map[uint64]bool, deadline time.Time) (int64, stri
 		return nil
 	}
 	late := func() bool {
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			bad = cmp.Or(bad, fmt.Sprintf("the open files of the command's processes: too many to measure within %s", holdWalk))
-			return true
+		if quit == nil {
+			return false
 		}
-		return false
+		why := quit()
+		bad = cmp.Or(bad, why)
+		return why != ""
 	}
 	for _, pid := range pids {
 		if late() {

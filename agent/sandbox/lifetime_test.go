@@ -140,11 +140,11 @@ func TestHoldStopsTheCommand(t *testing.T) {
 				t.Errorf("counting went on while held: a %q -> %q, b %q -> %q", a, count("a"), b, count("b"))
 			}
 			return false
-		})
+		}, nil)
 		if !moving() {
 			t.Errorf("the loops did not go on after Hold")
 		}
-		p.Hold(func() bool { return true })
+		p.Hold(func() bool { return true }, nil)
 		a, b := count("a"), count("b")
 		time.Sleep(300 * time.Millisecond)
 		if a != count("a") || b != count("b") {
@@ -162,7 +162,7 @@ func TestHoldStopsTheCommand(t *testing.T) {
 		if p.List() != nil {
 			t.Errorf("processes listed after Run returned: %v", p.List())
 		}
-		p.Hold(func() bool { return false }) // after Run: signals nothing, and does not block
+		p.Hold(func() bool { return false }, nil) // after Run: signals nothing, and does not block
 	})
 }
 
@@ -204,7 +204,7 @@ func TestHoldOutlastsSiblingsContinuing(t *testing.T) {
 					moved++
 				}
 				return false
-			}) {
+			}, nil) {
 				t.Errorf("hold %d: could not stop the command", i)
 			}
 			time.Sleep(30 * time.Millisecond)
@@ -260,7 +260,7 @@ ctypes.CDLL(None).pthread_exit(None)`
 				t.Errorf("the thread counted on while held: %s -> %s", a, count())
 			}
 			return false
-		}) {
+		}, nil) {
 			t.Error("could not hold the command")
 		}
 	})
@@ -315,7 +315,7 @@ func TestHoldSeesAWokenProcess(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 				moved = count() != a
 				return false
-			})
+			}, nil)
 			if moved {
 				woken++
 			}

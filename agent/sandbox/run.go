@@ -218,7 +218,11 @@ const holdPatience = 2 * time.Second
 // command's had died is never stopped or continued. SIGSTOP cannot be caught or ignored, and
 // a sandbox's namespace init takes it from an ancestor namespace. A process the command had
 // stopped itself is let go with the rest.
-func (p *Procs) Hold(f func() (keep bool)) (held bool) {
+//
+// giveUp, when set, is asked at each pass while Hold waits for the processes to stop: when
+// it says so, Hold gives up at once (false, f not called). A thread inside one long system
+// call is not stopped until the call returns, and may do much meanwhile.
+func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over.Load() {
@@ -243,7 +247,7 @@ func (p *Procs) Hold(f func() (keep bool)) (held bool) {
 		} else {
 			before = nil
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || giveUp != nil && giveUp() {
 			s.signal(syscall.SIGCONT)
 			return false
 		}
