@@ -494,10 +494,7 @@ func (g *diskGuard) lostSinceStart() int64 {
 }
 
 // over reports whether the episode's commands have added more than limit, or a file system
-// went below its floor. When the cheap measure says they may have, the closer look measures
-// with the command's processes held still, and leaves them stopped when it is over: they
-// are killed next. Unheld, a command wrote on through a look that took seconds (40,000 new
-// folders to walk, race build, loaded machine) and ended before it was judged (found in CI).
+// went below its floor. When the cheap measure says they may have, a closer look measures.
 func (g *diskGuard) over(limit int64) bool {
 	u := g.used()
 	if g.floorHit() {
@@ -509,33 +506,60 @@ func (g *diskGuard) over(limit int64) bool {
 	g.mu.Lock()
 	procs := g.procs
 	g.mu.Unlock()
-	if procs == nil {
-		return g.grown(nil) > limit
-	}
-	var over bool
-	grew := func() bool { return g.used() > u+holdGrowth || g.floorHit() }
-	if !procs.Hold(func() bool {
-		over = g.grown(g.lookQuit(grew)) > limit
-		return over
-	}, grew) {
-		g.mu.Lock()
-		g.unmeasured = "the command's processes, which could not all be stopped to measure what they wrote (do not signal processes you did not start)"
-		g.mu.Unlock()
-		return true
-	}
-	return over
+	return g.look(procs, u, limit) > limit
 }
 
-// lookQuit is what a held look asks as it goes: it gives up past holdWalk, or once the
-// command took holdGrowth more (a thread inside one long system call writes on, held).
+// look is what the episode's commands added, measured with the command's processes held
+// still (Procs.Hold), which it leaves stopped when that is over limit: they are killed next.
+// Unheld, a command wrote on through a look that took seconds (40,000 new folders to walk,
+// race build, loaded machine) and ended before it was judged (found in CI).
+//
+// When the disk shrinks by holdGrowth more while the look waits for the processes to stop
+// or walks them held, it looks again with the command running: others' writes on a busy
+// disk do that, and so does a thread inside one long system call (one write(2) of 1 GiB, one
+// madvise(MADV_POPULATE_WRITE) over mapped files), which SIGSTOP waits for and which took
+// 2.6 GiB against a 64 MiB budget while the look waited (found in review); what that call
+// wrote by then is in the second walk, others' writes are not. When a process ran while
+// held (a timer of its own sending it SIGCONT, or a wait in the kernel that ended), the hold
+// is tried once more, and then the figure is unmeasurable.
+func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
+	if procs == nil {
+		return g.grown(nil) // nothing runs: no hold needed, no reason to quit
+	}
+	shrank := false
+	grew := func() bool {
+		shrank = shrank || g.used() > u+holdGrowth
+		return shrank
+	}
+	for range 2 {
+		var n int64 = unmeasurable
+		held := procs.Hold(func() bool {
+			n = g.grown(g.lookQuit(grew))
+			return !shrank && n > limit
+		}, grew)
+		switch {
+		case shrank:
+			return g.grown(g.lookQuit(nil))
+		case held:
+			return n
+		}
+	}
+	g.mu.Lock()
+	g.unmeasured = "the command's processes, which kept running while held still to be measured"
+	g.mu.Unlock()
+	return unmeasurable
+}
+
+// lookQuit is what a look asks as it goes: it gives up past holdWalk, or, when it holds the
+// command (grew set), once the disk shrank by holdGrowth more.
 func (g *diskGuard) lookQuit(grew func() bool) func() string {
 	deadline := time.Now().Add(holdWalk)
 	return func() string {
 		if time.Now().After(deadline) {
 			return fmt.Sprintf("too much to measure within %s", holdWalk)
 		}
-		if grew() {
-			return "the command took more space while held still to be measured (a long system call)"
+		if grew != nil && grew() {
+			return "the disk filled on while the command was held still to be measured"
 		}
 		return ""
 	}

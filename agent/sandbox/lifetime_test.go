@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/internal/procgroup"
 )
 
 // canKillEscapees: a process that left the group (setsid) can only be found through a PID
@@ -325,6 +327,55 @@ func TestHoldSeesAWokenProcess(t *testing.T) {
 		}
 		if woken == 0 {
 			t.Fatal("the fixture is broken: the timer never woke the process while held")
+		}
+	})
+}
+
+// A process the command stopped itself (job control, or a test of it) is still stopped
+// after a Hold; the rest run on (found in review: the hold continued it).
+func TestHoldLeavesWhatTheCommandStopped(t *testing.T) {
+	eachMode(t, func(t *testing.T, r *Runner) {
+		canKillEscapees(t, r)
+		dir := t.TempDir()
+		m := marker()
+		started := make(chan *Procs, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "sleep " + m + " & p=$!; until grep -q " + m + " /proc/$p/cmdline; do :; done; kill -STOP $p; echo stopped > s; sleep " + m, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			result <- err
+		}()
+		defer func() { cancel(); <-result }()
+		p := <-started
+		var stopped, running int
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, _ := os.ReadFile(filepath.Join(dir, "s")); len(b) > 0 {
+				if pids := withArg(m); len(pids) == 2 {
+					for _, pid := range pids {
+						if procgroup.SignalStopped(pid) {
+							stopped = pid
+						} else {
+							running = pid
+						}
+					}
+					if stopped != 0 && running != 0 {
+						break
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the command never stopped one sleep and ran the other")
+			}
+		}
+		if !p.Hold(func() bool { return false }, nil) {
+			t.Fatal("could not hold the command")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if !procgroup.SignalStopped(stopped) {
+			t.Errorf("the sleep the command stopped runs again after the hold")
+		}
+		if procgroup.SignalStopped(running) {
+			t.Errorf("the sleep that ran is still stopped after the hold")
 		}
 	})
 }

@@ -217,7 +217,8 @@ const holdPatience = 2 * time.Second
 // process is signalled through a pidfd, so that a pid reused by another process once the
 // command's had died is never stopped or continued. SIGSTOP cannot be caught or ignored, and
 // a sandbox's namespace init takes it from an ancestor namespace. A process the command had
-// stopped itself is let go with the rest.
+// stopped itself (job control, a test of it) stays stopped: it was let go with the rest, and
+// ran on (found in review).
 //
 // giveUp, when set, is asked at each pass while Hold waits for the processes to stop: when
 // it says so, Hold gives up at once (false, f not called). A thread inside one long system
@@ -248,7 +249,7 @@ func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 			before = nil
 		}
 		if time.Now().After(deadline) || giveUp != nil && giveUp() {
-			s.signal(syscall.SIGCONT)
+			s.cont()
 			return false
 		}
 		time.Sleep(time.Millisecond) // let the SIGSTOPs sent take effect
@@ -258,20 +259,21 @@ func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 	if keep && held {
 		return true
 	}
-	s.signal(syscall.SIGCONT)
+	s.cont()
 	return held
 }
 
 // stopper stops a set of processes through pidfds.
 type stopper struct {
-	fds map[int]int // pid: pidfd (-1 where pidfd_open is missing: plain kill)
+	fds     map[int]int  // pid: pidfd (-1 where pidfd_open is missing: plain kill)
+	already map[int]bool // stopped when first seen, and not by the stopper: never continued
 }
 
 // pass sends SIGSTOP to each of pids that /proc does not show stopped, and reports whether
 // all were stopped already and none was new.
 func (s *stopper) pass(pids []int) (all bool) {
 	if s.fds == nil {
-		s.fds = map[int]int{}
+		s.fds, s.already = map[int]int{}, map[int]bool{}
 	}
 	all = true
 	for _, pid := range pids {
@@ -286,9 +288,11 @@ func (s *stopper) pass(pids []int) (all bool) {
 				fd = -1 // before Linux 5.3
 			}
 			s.fds[pid] = fd
+			s.already[pid] = procgroup.SignalStopped(pid)
 		}
 		if !procgroup.Stopped(pid) {
 			all = false
+			s.already[pid] = false // running after all (a sibling continued it): the stopper's to continue
 			s.send(pid, fd, syscall.SIGSTOP)
 		}
 	}
@@ -308,10 +312,12 @@ func (s *stopper) switches(pids []int) map[int]uint64 {
 	return m
 }
 
-// signal sends sig to every process the stopper has seen.
-func (s *stopper) signal(sig syscall.Signal) {
+// cont continues every process the stopper has stopped.
+func (s *stopper) cont() {
 	for pid, fd := range s.fds {
-		s.send(pid, fd, sig)
+		if !s.already[pid] {
+			s.send(pid, fd, syscall.SIGCONT)
+		}
 	}
 }
 

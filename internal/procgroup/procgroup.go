@@ -46,14 +46,24 @@ func Descendants(root int) []int {
 // stays so; Switches tells whether it ran after). Each thread is looked at: /proc/PID/stat
 // is the leader's alone, and a leader that exited (pthread_exit) is a zombie there while
 // its other threads run on.
-func Stopped(pid int) bool {
+func Stopped(pid int) bool { return threadsIn(pid, "TtZXD") }
+
+// SignalStopped reports whether every thread of pid is stopped by a signal or for its
+// tracer, and the process is not gone.
+func SignalStopped(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task")
+	return err == nil && threadsIn(pid, "Tt")
+}
+
+// threadsIn reports whether every thread of pid is in one of states (true when it is gone).
+func threadsIn(pid int, states string) bool {
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
 		return true // gone
 	}
 	for _, t := range tasks {
 		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat"); err == nil {
-			if state, _, _, ok := parseStat(st); ok && !strings.Contains("TtZXD", state) {
+			if state, _, _, ok := parseStat(st); ok && !strings.Contains(states, state) {
 				return false
 			}
 		}
