@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/frognano/frognano/agent/sandbox"
+	"github.com/frognano/frognano/internal/procgroup"
 )
 
 // The sandbox caps each file (RLIMIT_FSIZE) and the private /tmp, but the copy and the Go
@@ -68,12 +70,9 @@ const overSlack = 1 << 20
 // timeout and cancel, for minutes. Past it, what the commands wrote is unmeasurable.
 const holdWalk = 15 * time.Second
 
-// holdGrowth is how much more the free space may shrink while a look waits for the
-// command's processes to stop, and while it walks them held, before it gives up as
-// unmeasurable (the command is killed): SIGSTOP stops a thread only when its system call
-// returns, and one write(2) of 1 GiB, or one madvise(MADV_POPULATE_WRITE) over several
-// mapped files, went on taking disk for all of holdPatience (found in review: 2.6 GiB
-// against a 64 MiB budget, each command).
+// holdGrowth is how much the command's processes may write while a look waits for them to
+// stop, and while it walks them held, before it gives up as unmeasurable (the command is
+// killed): SIGSTOP stops a thread only when its system call returns (see look).
 const holdGrowth = 16 << 20
 
 // inodeSlack is how many inodes a command may still take when its file system is already
@@ -512,36 +511,36 @@ func (g *diskGuard) over(limit int64) bool {
 // look is what the episode's commands added, measured with the command's processes held
 // still (Procs.Hold), which it leaves stopped when that is over limit: they are killed next.
 // Unheld, a command wrote on through a look that took seconds (40,000 new folders to walk,
-// race build, loaded machine) and ended before it was judged (found in CI).
+// race build, loaded machine) and ended before it was judged (found in CI); and a look taken
+// with the command running could be dodged by moving files across the walk's path, which
+// the look then forgave (found in review: 2-2.9 GiB kept against a 64 MiB budget).
 //
-// When the disk shrinks by holdGrowth more while the look waits for the processes to stop
-// or walks them held, it looks again with the command running: others' writes on a busy
-// disk do that, and so does a thread inside one long system call (one write(2) of 1 GiB, one
-// madvise(MADV_POPULATE_WRITE) over mapped files), which SIGSTOP waits for and which took
-// 2.6 GiB against a 64 MiB budget while the look waited (found in review); what that call
-// wrote by then is in the second walk, others' writes are not. When a process ran while
-// held (a timer of its own sending it SIGCONT, or a wait in the kernel that ended), the hold
-// is tried once more, and then the figure is unmeasurable.
+// SIGSTOP waits for a system call to return: one write(2) of 1 GiB, or one
+// madvise(MADV_POPULATE_WRITE) over mapped files, took 2.6 GiB while the look waited (found
+// in review). So the look gives up, as unmeasurable, once the command's own processes have
+// written holdGrowth more since it began (written, not the disk's free space, which others'
+// writes on a busy disk shrink too: that killed commands that wrote nothing). When a process
+// ran while held (a timer of its own sending it SIGCONT, a wait in the kernel that ended),
+// the hold is tried once more, and then the figure is unmeasurable.
 func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
 	if procs == nil {
 		return g.grown(nil) // nothing runs: no hold needed, no reason to quit
 	}
-	shrank := false
-	grew := func() bool {
-		shrank = shrank || g.used() > u+holdGrowth
-		return shrank
-	}
 	for range 2 {
 		var n int64 = unmeasurable
+		wrote := g.writesSince(procs, u)
 		held := procs.Hold(func() bool {
-			n = g.grown(g.lookQuit(grew))
-			return !shrank && n > limit
-		}, grew)
-		switch {
-		case shrank:
-			return g.grown(g.lookQuit(nil))
-		case held:
+			n = g.grown(g.lookQuit(wrote))
+			return n > limit
+		}, wrote)
+		if held {
 			return n
+		}
+		if wrote() {
+			g.mu.Lock()
+			g.unmeasured = "the command's processes, which kept writing while held still to be measured"
+			g.mu.Unlock()
+			return unmeasurable
 		}
 	}
 	g.mu.Lock()
@@ -550,16 +549,45 @@ func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
 	return unmeasurable
 }
 
+// writesSince is a check of whether the command's processes have written more than
+// holdGrowth since it was made: by their write_bytes (a process first seen later counts
+// whole), or, where that cannot be read, by the disk's free space below u.
+func (g *diskGuard) writesSince(procs *sandbox.Procs, u int64) func() bool {
+	base, last := map[int]int64{}, map[int]int64{}
+	unread := false
+	for _, pid := range procs.List() {
+		w, ok := procgroup.WriteBytes(pid)
+		base[pid], unread = w, unread || !ok
+	}
+	return func() bool {
+		for _, pid := range procs.List() {
+			if w, ok := procgroup.WriteBytes(pid); ok {
+				last[pid] = w
+			} else if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+				unread = true // there, and its writes cannot be told
+			}
+		}
+		if unread {
+			return g.used() > u+holdGrowth
+		}
+		var sum int64
+		for pid, w := range last {
+			sum += w - base[pid]
+		}
+		return sum > holdGrowth
+	}
+}
+
 // lookQuit is what a look asks as it goes: it gives up past holdWalk, or, when it holds the
-// command (grew set), once the disk shrank by holdGrowth more.
-func (g *diskGuard) lookQuit(grew func() bool) func() string {
+// command (wrote set), once the command wrote holdGrowth since the hold began.
+func (g *diskGuard) lookQuit(wrote func() bool) func() string {
 	deadline := time.Now().Add(holdWalk)
 	return func() string {
 		if time.Now().After(deadline) {
 			return fmt.Sprintf("too much to measure within %s", holdWalk)
 		}
-		if grew != nil && grew() {
-			return "the disk filled on while the command was held still to be measured"
+		if wrote != nil && wrote() {
+			return "the command wrote on while held still to be measured"
 		}
 		return ""
 	}

@@ -441,7 +441,7 @@ func TestDiskGuardLookQuits(t *testing.T) {
 		t.Errorf("a look just begun quits: %q", why)
 	}
 	grew = true
-	if why := q(); !strings.Contains(why, "while the command was held") {
+	if why := q(); !strings.Contains(why, "wrote on while held") {
 		t.Errorf("a look during which the command took more space goes on: %q", why)
 	}
 }

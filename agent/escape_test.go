@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -798,12 +799,15 @@ os.waitpid(pid, 0)`))
 			r.seen = append(r.seen, out+fmt.Sprint(err))
 		}
 	}, held: func(r *try) (bool, string) {
-		out := strings.Join(r.seen, "")
+		// The first fits the budget; each after it takes the episode past it, and is
+		// stopped or, when it ended between two looks, reported.
 		size := r.copySize()
-		if !strings.Contains(out, "disk budget") || size > 64<<20+2*diskSlack {
-			return false, fmt.Sprintf("%d of 5 finished, the copy holds %d MiB against a 64 MiB budget: %s", strings.Count(out, "FINISHED"), size>>20, out)
+		for i, out := range r.seen[1:] {
+			if !strings.Contains(out, "disk budget") {
+				return false, fmt.Sprintf("command %d of 5 went on untold, the copy holds %d MiB against a 64 MiB budget: %s", i+2, size>>20, out)
+			}
 		}
-		return true, fmt.Sprintf("stopped at %d MiB, the model told", size>>20)
+		return true, fmt.Sprintf("commands 2-5 stopped or told, the copy holds %d MiB", size>>20)
 	}},
 	// fallocate takes gigabytes in milliseconds, between two looks of the guard, and the
 	// files stay (found in review: 3 GiB in two commands against 64 MiB). Refused by the
@@ -828,6 +832,26 @@ os.waitpid(pid, 0)`))
 	{name: "fill the disk inside one madvise(MADV_POPULATE_WRITE)", disk: 64 << 20, agent: func(r *try) {
 		r.cacheFill(pythonCommand(populateWritePy, "4"))
 	}, held: longCallHeld},
+	// Writers kept inside long write(2) calls made every hold give up and the look walk the
+	// copy with the command running; a process woken by the walk's opening of a folder moved
+	// the written files past its path, and the look forgave them (found in review: 2-2.9 GiB
+	// kept against a 64 MiB budget). The look no longer walks a running command.
+	{name: "hide files from a look taken with the command running", disk: 64 << 20, agent: func(r *try) {
+		r.cacheFill(pythonCommand(hideFromWalkPy, "3072 keep"))
+	}, held: longCallHeld},
+	// Others' writes on the same disk are not the command's: a command under its budget on a
+	// busy disk runs to its end (found in review: `sleep 4` was killed as unmeasurable).
+	{name: "a command under its budget on a busy disk", disk: 64 << 20, agent: func(r *try) {
+		stop := busyDisk()
+		out, err := runBash(context.Background(), r.e, args{"command": `head -c 20M /dev/urandom > f0; for i in $(seq 20); do head -c 1M /dev/urandom >> g; sleep 0.1; done; echo FINISHED`})
+		stop()
+		r.seen = append(r.seen, out+fmt.Sprint(err))
+	}, held: func(r *try) (bool, string) {
+		if out := strings.Join(r.seen, ""); !strings.Contains(out, "FINISHED") || strings.Contains(out, "disk budget") || strings.Contains(out, "killed") {
+			return false, "stopped for others' writes: " + out
+		}
+		return true, "finished, no note"
+	}},
 	{name: "a file beyond the size cap", limits: &sandbox.Limits{FileSize: 8 << 20}, agent: func(r *try) {
 		r.bash(`head -c 100M /dev/zero > big; echo done`, time.Minute)
 	}, held: func(r *try) (bool, string) {
@@ -1119,6 +1143,103 @@ func longCallHeld(r *try) (bool, string) {
 		why = fmt.Sprintf("stopped at %d MiB, the model told", size>>20)
 	}
 	return ok, why
+}
+
+// hideFromWalkPy (from the review that found it) keeps writers inside long write(2) calls
+// and moves what they wrote past a walk of the copy as the walk opens folders (inotify).
+const hideFromWalkPy = `# hide.py TOTAL_MIB MODE(keep|rm) [WRITERS]
+# WRITERS processes keep long write(2) calls (256 MiB each) going, so that every hold the
+# guard tries sees the disk shrink by holdGrowth (16 MiB) and falls back to an unheld walk.
+# A sensor process, woken by inotify when that walk opens m/ (walked after .a/, before zz/),
+# moves zz/d (all the big files) into .a/ (already walked) and moves it back once the walk
+# opens zzz/. The rebase then forgives what the walk did not find. Once the files hold
+# TOTAL_MIB, the sensor (at a walk, unheld) kills the writers; with MODE rm it first
+# removes the files, so that the command ends with the disk as it began.
+import ctypes, os, sys, time, mmap, select, struct, signal
+total, mode = int(sys.argv[1]) << 20, sys.argv[2]
+nw = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+libc = ctypes.CDLL(None, use_errno=True)
+for d in (".0", ".a", "m", "zz/d", "zzz"): os.makedirs(d, exist_ok=True)
+for i in range(20000): open("m/f%05d" % i, "w").close()   # slows the walk between .a and zz
+for i in range(40000): open(".0/f%05d" % i, "w").close()  # and between the walk's start and .a
+dfd = os.open("zz/d", os.O_RDONLY | os.O_DIRECTORY)       # follows the folder through renames
+t0 = time.time()
+writers = []
+for wi in range(nw):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.05 * wi)
+        try: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))   # the sensor runs first
+        except OSError: os.nice(19)
+        buf = mmap.mmap(-1, 256 << 20)
+        k = 0
+        while time.time() - t0 < 60:
+            f = os.open("b%d_%d" % (wi, k), os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=dfd)
+            for j in range(4): os.write(f, buf)
+            os.close(f); k += 1
+        os._exit(0)
+    writers.append(pid)
+fd = libc.inotify_init1(0)
+wm = libc.inotify_add_watch(fd, b"m", 0x20)     # IN_OPEN
+wz = libc.inotify_add_watch(fd, b"zzz", 0x20)
+wr = libc.inotify_add_watch(fd, b".", 0x20)    # the copy's top: a walk begins
+loc, walks, big = "zz", 0, 0
+while time.time() - t0 < 60:
+    rd, _, _ = select.select([fd], [], [], 1)
+    if not rd: continue
+    buf = os.read(fd, 65536); off = 0
+    while off < len(buf):
+        wd, mask, cookie, ln = struct.unpack_from("iIII", buf, off); name = buf[off+16:off+16+ln].rstrip(b"\0"); off += 16 + ln
+        if name: continue                      # a file inside, not the folder itself
+        if os.environ.get("A6LOG"): print("EV", "m" if wd == wm else "zzz", loc, len(buf), "%.3f" % (time.time() - t0), flush=True)
+        if wd == wm and loc == "zz": os.rename("zz/d", ".a/d"); loc = ".a"; walks += 1
+        elif wd in (wz, wr) and loc == ".a":
+            big = sum(os.stat(n, dir_fd=dfd).st_blocks * 512 for n in os.listdir(dfd))
+            if big >= total:
+                if mode == "rm":
+                    for n in os.listdir(dfd): os.unlink(n, dir_fd=dfd)
+                for p in writers: os.kill(p, signal.SIGKILL)
+            os.rename(".a/d", "zz/d"); loc = "zz"
+    if big >= total: break
+for p in writers: os.kill(p, signal.SIGKILL); os.waitpid(p, 0)
+print("HID %d MiB from %d walks in %.2f s, mode %s" % (big >> 20, walks, time.time() - t0, mode), flush=True)
+`
+
+// busyDisk writes on the temporary folder's disk (the copy's), outside the sandbox and the
+// episode's folders, as another program would (8 MiB every 5 ms, at most 256 MiB at a
+// time), until the returned function is called.
+func busyDisk() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		dir, err := os.MkdirTemp("", "frognano-busy-")
+		if err != nil {
+			return
+		}
+		defer os.RemoveAll(dir)
+		f, err := os.Create(filepath.Join(dir, "busy"))
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		buf := make([]byte, 8<<20)
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if n%32 == 0 {
+				f.Truncate(0)
+				f.Seek(0, 0)
+			}
+			f.Write(buf)
+			f.Sync()
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // hiddenMark marks what the hidden-folders attempt must not see (not a secret of the lab's:

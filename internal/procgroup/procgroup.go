@@ -100,6 +100,24 @@ func Switches(pid int, into map[int]uint64) {
 	}
 }
 
+// WriteBytes is how many bytes pid (all its threads) has dirtied in the page cache or sent
+// to storage: /proc/PID/io's write_bytes, which grows as pages are dirtied, during a long
+// system call too (a write(2) of 1 GiB, a fault of a shared mapping). ok is false where it
+// cannot be read (a kernel without I/O accounting, or the process gone).
+func WriteBytes(pid int) (n int64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(line, "write_bytes:"); found {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
 // parseStat reads the state, parent and process group from a /proc stat file.
 func parseStat(stat []byte) (state string, ppid, pgrp int, ok bool) {
 	// Fields after the command name, which is in parentheses and may hold spaces and
