@@ -40,8 +40,9 @@ import (
 // closer look, which a command must first trigger by the free space.
 //
 // Files the command removed but still holds open count too (heldOpen). The closer look
-// holds the command's processes stopped while it walks (sandbox.Procs.Hold), and gives up,
-// as unmeasurable, after holdWalk. A look forgives what it cannot find (others' writes), so
+// holds the command's processes stopped while it walks (sandbox.Procs.Hold; see look), and
+// gives up, as unmeasurable, after holdWalk or once the command's processes wrote
+// holdGrowth meanwhile. A look forgives what it cannot find (others' writes), so
 // what hid from it (a file whose only reference is a descriptor in flight in a Unix socket)
 // could be linked back in unseen: when a command ends, the free space its file systems lost
 // while it ran is looked at once more, with nothing left running to hide anything. And
