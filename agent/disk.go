@@ -76,6 +76,11 @@ const holdWalk = 15 * time.Second
 // killed): SIGSTOP stops a thread only when its system call returns (see look).
 const holdGrowth = 16 << 20
 
+// holdShrink is how far the disk may shrink during a look, whoever writes, before the look
+// gives up all the same: a bound on what writers no listing saw can add (others' writes
+// pass it only on a disk written at over 100 MiB/s all the while a look waits).
+const holdShrink = 256 << 20
+
 // inodeSlack is how many inodes a command may still take when its file system is already
 // below the inode floor as it begins.
 const inodeSlack = 10000
@@ -552,24 +557,32 @@ func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
 
 // writesSince is a check of whether the command's processes have written more than
 // holdGrowth since it was made: by their write_bytes (a process first seen later counts
-// whole), or, where that cannot be read, by the disk's free space below u.
+// whole), or, for one whose write_bytes cannot be read, by the disk's free space below u.
+// Whatever they show, the check also says so once the disk shrank holdShrink below u: the
+// children of a process that ignores SIGCHLD are reaped by the kernel, and a short-lived one
+// that wrote between two listings takes its write_bytes with it (found in review).
 func (g *diskGuard) writesSince(procs *sandbox.Procs, u int64) func() bool {
 	base, last := map[int]int64{}, map[int]int64{}
 	unread := false
+	there := func(pid int) bool { _, err := os.Stat("/proc/" + strconv.Itoa(pid)); return err == nil }
 	for _, pid := range procs.List() {
 		w, ok := procgroup.WriteBytes(pid)
-		base[pid], unread = w, unread || !ok
+		base[pid] = w
+		// One that ended meanwhile wrote nothing more; one still there whose writes
+		// cannot be told sends the check to the free space.
+		unread = unread || !ok && there(pid)
 	}
 	return func() bool {
 		for _, pid := range procs.List() {
 			if w, ok := procgroup.WriteBytes(pid); ok {
 				last[pid] = w
-			} else if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-				unread = true // there, and its writes cannot be told
+			} else if there(pid) {
+				unread = true
 			}
 		}
-		if unread {
-			return g.used() > u+holdGrowth
+		shrank := g.used() - u
+		if unread || shrank > holdShrink {
+			return shrank > holdGrowth
 		}
 		var sum int64
 		for pid, w := range last {

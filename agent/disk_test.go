@@ -552,3 +552,61 @@ func TestDiskGuardOthersWritesDuringTheHold(t *testing.T) {
 		t.Errorf("a command that wrote nothing was stopped for others' writes: %v (%s)", err, g.diskNote())
 	}
 }
+
+// A process of the command that ended just as a look began (listed, its /proc/PID/io gone)
+// wrote nothing more: others' writes during the hold still do not count (found in review:
+// the look fell back to the disk's free space for it, and stopped the command).
+func TestDiskGuardProcessEndedAsTheLookBegan(t *testing.T) {
+	copyDir, elsewhere := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(64<<20, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := g.watch(cancel)
+	calls := 0
+	g.setProcs(sandbox.ListedProcs(func() []int {
+		calls++
+		switch calls {
+		case 1:
+			return []int{ended.Process.Pid} // the look's first listing
+		case 2:
+			takeSpace(t, filepath.Join(elsewhere, "during"), 32<<20) // another program writes
+		}
+		return nil
+	}))
+	takeSpace(t, filepath.Join(elsewhere, "before"), 128<<20) // the cheap figure passes the budget
+	time.Sleep(6 * diskPoll)
+	stop()
+	if calls < 2 {
+		t.Fatal("no look was taken")
+	}
+	if err := context.Cause(ctx); err != nil {
+		t.Errorf("a command that wrote nothing was stopped for others' writes: %v (%s)", err, g.diskNote())
+	}
+}
+
+// Writers no listing saw (the kernel reaps the children of a process that ignores SIGCHLD,
+// their write_bytes with them) are bounded all the same: a look gives up once the disk
+// shrank by holdShrink, whoever wrote; less than that, and with no writes of the command's
+// own, it goes on.
+func TestDiskGuardLookBoundsUnseenWriters(t *testing.T) {
+	copyDir, elsewhere := t.TempDir(), t.TempDir()
+	g, err := newDiskGuard(1<<30, []string{copyDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := g.writesSince(sandbox.ListedProcs(func() []int { return nil }), g.used())
+	takeSpace(t, filepath.Join(elsewhere, "a"), 64<<20)
+	if wrote() {
+		t.Errorf("64 MiB written by no process of the command ended the look")
+	}
+	takeSpace(t, filepath.Join(elsewhere, "b"), holdShrink)
+	if !wrote() {
+		t.Errorf("%d MiB more on the disk during the look did not end it", (64<<20+holdShrink)>>20)
+	}
+}
