@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -49,9 +48,10 @@ import (
 // whatever the looks find, a command is stopped when it takes a file system below half of
 // the free space or of the free inodes it had when the episode began (its floor).
 //
-// A known limit: space freed by removing files of the shared cache that were there before
-// the episode is not told from others' deletes, so it nets against the episode's writes
-// (found in review). The disk then holds no more than at the start plus the budget.
+// A known limit: only drops of free space add up (fsFree), but a command that removes files
+// of the shared cache that were there before the episode and writes as much again between
+// two readings nets the two (found in review). The disk then holds no more than at the
+// start plus the budget.
 
 // DefaultDiskBudget is Options.DiskBudget's default.
 const DefaultDiskBudget = 8 << 30
@@ -77,9 +77,10 @@ const holdWalk = 15 * time.Second
 const holdGrowth = 16 << 20
 
 // holdShrink is how far the disk may shrink during a look, whoever writes, before the look
-// gives up all the same: a bound on what writers no listing saw can add (others' writes
-// pass it only on a disk written at over 100 MiB/s all the while a look waits).
-const holdShrink = 256 << 20
+// gives up all the same: a bound on what writers it cannot see add. Others' writes pass it
+// only on a disk written at hundreds of MiB/s for all the seconds a look waits (256 MiB
+// was passed in a loaded test run).
+const holdShrink = 1 << 30
 
 // inodeSlack is how many inodes a command may still take when its file system is already
 // below the inode floor as it begins.
@@ -106,18 +107,22 @@ type diskGuard struct {
 	floored    string         // the file system whose floor the command went below; guarded by mu
 }
 
-// fsFree is one file system's free space when the episode began, moved up by others'
-// writes (rebase) and by any space freed.
+// fsFree is one file system's free space as the guard follows it: the drops it saw since
+// the last closer look (with what that look found) and since the command began. Only drops
+// add up: space anyone frees never lowers the figures, or a delete elsewhere hid as much of
+// the episode's writes (it did in a loaded test run, and a truncate by another program let a
+// command take the episode past its budget untold, in CI's load).
 type fsFree struct {
-	dir   string
-	start int64
+	dir     string
+	last    int64 // the free space at the last reading
+	acc     int64 // drops since the last closer look, plus what it found (the copy's only)
+	cmdLost int64 // drops since the running command began
 	// floor is the free space a command may not take the file system below, whoever
 	// wrote: half of what was free when the episode began, or, when a command begins
 	// below that already, diskSlack less than was free then. inodeFloor is the same for
 	// free inodes (none on file systems that report no inode count).
 	floor, half           int64
 	inodeFloor, inodeHalf int64
-	cmdStart              int64 // the free space when the running command began
 }
 
 // sinceDir is a shared folder and the file system's clock when the episode began there.
@@ -135,7 +140,7 @@ func newDiskGuard(limit int64, dirs, shared []string) (*diskGuard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: free space of %s: %w", dirs[0], err)
 	}
-	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, first.start/2), fss: []fsFree{first}, devs: map[uint64]bool{}}
+	g := &diskGuard{dirs: slices.Clone(dirs), budget: min(limit, first.last/2), fss: []fsFree{first}, devs: map[uint64]bool{}}
 	// The cache may be on another file system than the copy (a tmpfs /tmp, the home on
 	// disk): the free space of each is watched, or filling the other would never trigger a
 	// closer look (found in review).
@@ -209,7 +214,7 @@ func statFS(dir string) (fsFree, error) {
 		return fsFree{}, err
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
-	f := fsFree{dir: dir, start: free, half: free / 2, inodeHalf: -1}
+	f := fsFree{dir: dir, last: free, half: free / 2, inodeHalf: -1}
 	if st.Files > 0 { // btrfs and others report none: no inode floor there
 		f.inodeHalf = int64(st.Ffree) / 2
 	}
@@ -233,26 +238,26 @@ func freeBytes(dir string) (int64, error) {
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
-// used is how much the file systems' free space shrank since the episode began: cheap, but
-// other programs' writes count too, so it only triggers a closer look (grown).
+// used is the episode's figure by the free space: what the last closer look found and all
+// the drops since. Cheap, but other programs' writes count too, so it only triggers a
+// closer look (grown); over-counting costs only that.
 func (g *diskGuard) used() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var n int64
 	for i := range g.fss {
-		free, err := freeBytes(g.fss[i].dir)
+		f := &g.fss[i]
+		free, err := freeBytes(f.dir)
 		if err != nil {
+			n += f.acc
 			continue
 		}
-		// Space freed by others (or by the episode itself) raises the baseline: otherwise
-		// a large delete elsewhere during a command hides as much of the command's own
-		// writes (it did in a loaded test run). Measured from the highest free space seen,
-		// the cheap figure never counts less than the episode's own growth; over-counting
-		// only costs a closer look (grown).
-		if free > g.fss[i].start {
-			g.fss[i].start = free
+		if d := f.last - free; d > 0 {
+			f.acc += d
+			f.cmdLost += d
 		}
-		n += g.fss[i].start - free
+		f.last = free
+		n += f.acc
 		if free < g.fss[i].floor && g.floored == "" {
 			g.floored = g.fss[i].dir
 		}
@@ -368,17 +373,17 @@ const unmeasurable = math.MaxInt64 / 4
 // grown is what the episode's commands really added; the free-space figure is brought in
 // line with it, so that others' writes stop counting.
 //
-// The free space is read before the walk: what is written while it walks then counts in
-// the cheap figure after it (perhaps twice, the safe side). Read after the walk, it counted
-// nowhere: a command that wrote on through a slow walk and ended went unseen (found in CI).
+// The figure is taken up to the walk's start: what is written while it walks then counts
+// in the cheap figure after it. Taken after the walk, it counted nowhere: a command that
+// wrote on through a slow walk and ended went unseen (found in CI).
 func (g *diskGuard) grown(quit func() string) int64 {
-	frees := make([]int64, len(g.fss)) // fss's length is fixed once the guard is made
-	for i := range frees {
-		frees[i] = -1
-		if free, err := freeBytes(g.fss[i].dir); err == nil {
-			frees[i] = free
-		}
+	g.used() // the figures up to the walk's start
+	g.mu.Lock()
+	before := make([]int64, len(g.fss))
+	for i := range g.fss {
+		before[i] = g.fss[i].acc
 	}
+	g.mu.Unlock()
 	held, bad := g.held(quit)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -386,12 +391,10 @@ func (g *diskGuard) grown(quit func() string) int64 {
 		return unmeasurable
 	}
 	grown := held - g.base
-	for i, free := range frees {
-		if free >= 0 {
-			g.fss[i].start = free
-		}
+	for i := range g.fss {
+		g.fss[i].acc -= before[i] // what the walk found stands for the drops before it
 	}
-	g.fss[0].start += grown // so that used() is grown now, whichever file system it is on
+	g.fss[0].acc += grown // so that used() is grown now, whichever file system it is on
 	return grown
 }
 
@@ -420,9 +423,9 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func() (note str
 	g.floored = ""
 	for i := range g.fss {
 		f := &g.fss[i]
-		f.floor, f.cmdStart = f.half, -1
+		f.floor, f.cmdLost = f.half, 0
 		if free, err := freeBytes(f.dir); err == nil {
-			f.floor, f.cmdStart = min(f.half, free-diskSlack), free
+			f.floor = min(f.half, free-diskSlack)
 		}
 		f.inodeFloor = f.inodeHalf
 		if ino, err := freeInodes(f.dir); err == nil && f.inodeHalf >= 0 {
@@ -484,16 +487,15 @@ func (g *diskGuard) overNote(now int64) string {
 		now>>20, g.budget>>20, max(g.budget+diskSlack-now, overSlack)>>20)
 }
 
-// lostSinceStart is the free space the file systems lost since the command began, whoever
-// wrote, with nothing forgiven.
+// lostSinceStart is all the drops of free space since the command began, whoever wrote,
+// with nothing forgiven by a look.
 func (g *diskGuard) lostSinceStart() int64 {
+	g.used() // the drops up to now
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var n int64
 	for _, f := range g.fss {
-		if free, err := freeBytes(f.dir); err == nil && f.cmdStart >= 0 {
-			n += max(f.cmdStart-free, 0)
-		}
+		n += f.cmdLost
 	}
 	return n
 }
@@ -534,7 +536,7 @@ func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
 	}
 	for range 2 {
 		var n int64 = unmeasurable
-		wrote := g.writesSince(procs, u)
+		wrote := g.writesSince(procs)
 		held := procs.Hold(func() bool {
 			n = g.grown(g.lookQuit(wrote))
 			return n > limit
@@ -556,39 +558,30 @@ func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
 }
 
 // writesSince is a check of whether the command's processes have written more than
-// holdGrowth since it was made: by their write_bytes (a process first seen later counts
-// whole), or, for one whose write_bytes cannot be read, by the disk's free space below u.
-// Whatever they show, the check also says so once the disk shrank holdShrink below u: the
-// children of a process that ignores SIGCHLD are reaped by the kernel, and a short-lived one
-// that wrote between two listings takes its write_bytes with it (found in review).
-func (g *diskGuard) writesSince(procs *sandbox.Procs, u int64) func() bool {
+// holdGrowth since it was made, by their write_bytes (a process first seen later counts
+// whole). Whatever they show, it also says so once the disk shrank holdShrink meanwhile:
+// that bounds what writers it cannot see add (the children of a process that ignores
+// SIGCHLD are reaped by the kernel, their write_bytes with them: found in review; a process
+// whose /proc/PID/io cannot be read).
+func (g *diskGuard) writesSince(procs *sandbox.Procs) func() bool {
 	base, last := map[int]int64{}, map[int]int64{}
-	unread := false
-	there := func(pid int) bool { _, err := os.Stat("/proc/" + strconv.Itoa(pid)); return err == nil }
 	for _, pid := range procs.List() {
-		w, ok := procgroup.WriteBytes(pid)
-		base[pid] = w
-		// One that ended meanwhile wrote nothing more; one still there whose writes
-		// cannot be told sends the check to the free space.
-		unread = unread || !ok && there(pid)
+		base[pid], _ = procgroup.WriteBytes(pid) // one that ended meanwhile writes no more
 	}
+	var lost int64
+	before := g.lostSinceStart()
 	return func() bool {
 		for _, pid := range procs.List() {
 			if w, ok := procgroup.WriteBytes(pid); ok {
 				last[pid] = w
-			} else if there(pid) {
-				unread = true
 			}
-		}
-		shrank := g.used() - u
-		if unread || shrank > holdShrink {
-			return shrank > holdGrowth
 		}
 		var sum int64
 		for pid, w := range last {
 			sum += w - base[pid]
 		}
-		return sum > holdGrowth
+		lost = g.lostSinceStart() - before
+		return sum > holdGrowth || lost > holdShrink
 	}
 }
 
