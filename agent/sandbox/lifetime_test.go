@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,7 +147,11 @@ func TestHoldStopsTheCommand(t *testing.T) {
 		if !moving() {
 			t.Errorf("the loops did not go on after Hold")
 		}
-		p.Hold(func() bool { return true }, nil)
+		for try := 0; !p.Hold(func() bool { return true }, nil); try++ { // false: let go, so again
+			if try == 5 {
+				t.Fatal("could not hold the command")
+			}
+		}
 		a, b := count("a"), count("b")
 		time.Sleep(300 * time.Millisecond)
 		if a != count("a") || b != count("b") {
@@ -336,45 +341,40 @@ func TestHoldSeesAWokenProcess(t *testing.T) {
 func TestHoldLeavesWhatTheCommandStopped(t *testing.T) {
 	eachMode(t, func(t *testing.T, r *Runner) {
 		canKillEscapees(t, r)
-		dir := t.TempDir()
-		m := marker()
+		m, n := marker(), marker()+"1"
 		started := make(chan *Procs, 1)
 		ctx, cancel := context.WithCancel(context.Background())
 		result := make(chan error, 1)
 		go func() {
-			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "sleep " + m + " & p=$!; until grep -q " + m + " /proc/$p/cmdline; do :; done; kill -STOP $p; echo stopped > s; sleep " + m, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+			_, err := r.Run(ctx, Cmd{Dir: t.TempDir(), Command: "sleep " + m + " & sleep " + n, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
 			result <- err
 		}()
 		defer func() { cancel(); <-result }()
 		p := <-started
-		var stopped, running int
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if b, _ := os.ReadFile(filepath.Join(dir, "s")); len(b) > 0 {
-				if pids := withArg(m); len(pids) == 2 {
-					for _, pid := range pids {
-						if procgroup.SignalStopped(pid) {
-							stopped = pid
-						} else {
-							running = pid
-						}
-					}
-					if stopped != 0 && running != 0 {
-						break
-					}
-				}
-			}
+		var stopped, running []int
+		for deadline := time.Now().Add(20 * time.Second); len(stopped) != 1 || len(running) != 1; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the command never stopped one sleep and ran the other")
+				t.Fatalf("the two sleeps never ran: %v %v", stopped, running)
+			}
+			stopped, running = withArg(m), withArg(n)
+		}
+		// Stopped before the hold, as the command's own job control would.
+		syscall.Kill(stopped[0], syscall.SIGSTOP)
+		for deadline := time.Now().Add(20 * time.Second); !procgroup.SignalStopped(stopped[0]); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the sleep never stopped")
 			}
 		}
-		if !p.Hold(func() bool { return false }, nil) {
-			t.Fatal("could not hold the command")
+		for try := 0; !p.Hold(func() bool { return false }, nil); try++ {
+			if try == 5 {
+				t.Fatal("could not hold the command")
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
-		if !procgroup.SignalStopped(stopped) {
-			t.Errorf("the sleep the command stopped runs again after the hold")
+		if !procgroup.SignalStopped(stopped[0]) {
+			t.Errorf("the sleep stopped before the hold runs again after it")
 		}
-		if procgroup.SignalStopped(running) {
+		if procgroup.SignalStopped(running[0]) {
 			t.Errorf("the sleep that ran is still stopped after the hold")
 		}
 	})

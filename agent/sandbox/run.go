@@ -237,7 +237,7 @@ func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 	// CPU).
 	var s stopper
 	defer s.close()
-	var before map[int]uint64
+	var before map[int]procgroup.Thread
 	for deadline := time.Now().Add(holdPatience); ; {
 		if s.pass(p.list()) {
 			now := s.switches(p.list())
@@ -255,7 +255,7 @@ func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 		time.Sleep(time.Millisecond) // let the SIGSTOPs sent take effect
 	}
 	keep := f()
-	held = maps.Equal(before, s.switches(p.list()))
+	held = stillSince(before, s.switches(p.list()))
 	if keep && held {
 		return true
 	}
@@ -299,17 +299,34 @@ func (s *stopper) pass(pids []int) (all bool) {
 	return all
 }
 
-// switches reads the context switches of every thread of pids, and notes any process the
-// stopper had not seen (it was not stopped: the figures then differ).
-func (s *stopper) switches(pids []int) map[int]uint64 {
-	m := map[int]uint64{}
+// switches reads every thread of pids, and notes any process the stopper had not seen (it
+// was not stopped: the readings then differ).
+func (s *stopper) switches(pids []int) map[int]procgroup.Thread {
+	m := map[int]procgroup.Thread{}
 	for _, pid := range pids {
 		if _, seen := s.fds[pid]; !seen {
-			m[-pid] = 0
+			m[-pid] = procgroup.Thread{}
 		}
-		procgroup.Switches(pid, m)
+		procgroup.Threads(pid, m)
 	}
 	return m
+}
+
+// stillSince reports whether no thread ran between two readings: the same threads, each
+// switched off a CPU as often, except one that was waiting in the kernel (D), finished its
+// system call and stopped at its return (T): it ran no code of its own (a vfork parent, a
+// write to a slow disk; one that wrote much is caught by the look's write_bytes).
+func stillSince(before, after map[int]procgroup.Thread) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for tid, b := range before {
+		a, ok := after[tid]
+		if !ok || a.Switches != b.Switches && (b.State != 'D' || a.State != 'T' && a.State != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // cont continues every process the stopper has stopped.

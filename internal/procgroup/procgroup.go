@@ -71,10 +71,15 @@ func threadsIn(pid int, states string) bool {
 	return true
 }
 
-// Switches adds to into, for each thread of pid, how many times it was switched off a CPU:
-// the figure changes whenever the thread has run, so two readings around a wait tell
+// Thread is what Threads reads of one thread.
+type Thread struct {
+	State    byte   // as in /proc/PID/task/TID/stat: R, S, D, T, t, Z...
+	Switches uint64 // times it was switched off a CPU: changes whenever it has run
+}
+
+// Threads adds to into each thread of pid, by thread id: two readings around a wait tell
 // whether a stopped process was woken meanwhile.
-func Switches(pid int, into map[int]uint64) {
+func Threads(pid int, into map[int]Thread) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 	tasks, _ := os.ReadDir(dir)
 	for _, t := range tasks {
@@ -86,17 +91,21 @@ func Switches(pid int, into map[int]uint64) {
 		if err != nil {
 			continue // gone
 		}
-		var n uint64
+		var th Thread
 		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			if v, ok := strings.CutPrefix(line, "State:"); ok {
+				if v = strings.TrimSpace(v); v != "" {
+					th.State = v[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
 				c, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-				n += c
+				th.Switches += c
 			} else if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
 				c, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-				n += c
+				th.Switches += c
 			}
 		}
-		into[tid] = n
+		into[tid] = th
 	}
 }
 
