@@ -43,7 +43,7 @@ func Descendants(root int) []int {
 
 // Stopped reports whether every thread of pid is stopped (by a signal, or for its tracer),
 // gone, or waiting in the kernel uninterruptibly (D: a vfork parent whose child is stopped
-// stays so; Switches tells whether it ran after). Each thread is looked at: /proc/PID/stat
+// stays so; Threads tells whether it ran after). Each thread is looked at: /proc/PID/stat
 // is the leader's alone, and a leader that exited (pthread_exit) is a zombie there while
 // its other threads run on.
 func Stopped(pid int) bool { return threadsIn(pid, "TtZXD") }
@@ -145,20 +145,6 @@ func parseStat(stat []byte) (state string, ppid, pgrp int, ok bool) {
 	return fs[0], ppid, pgrp, true
 }
 
-// liveThreads reports whether a process whose leader is a zombie still has a thread that
-// is not: such a process runs on, and is live.
-func liveThreads(pid string) bool {
-	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
-	for _, t := range tasks {
-		if st, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/stat"); err == nil {
-			if state, _, _, ok := parseStat(st); ok && state != "Z" && state != "X" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // scan calls f with each live process's pid, parent and process group. A process whose
 // leader thread exited while others run is live.
 func scan(f func(pid, ppid, pgrp int)) {
@@ -176,7 +162,8 @@ func scan(f func(pid, ppid, pgrp int)) {
 			continue
 		}
 		state, ppid, pgrp, ok := parseStat(stat)
-		if !ok || (state == "Z" || state == "X") && !liveThreads(e.Name()) {
+		// A zombie leader with a thread that is not (threadsIn's "ZX" false) runs on.
+		if !ok || (state == "Z" || state == "X") && threadsIn(pid, "ZX") {
 			continue
 		}
 		f(pid, ppid, pgrp)
