@@ -209,33 +209,29 @@ func fsNow(dir string) (syscall.Timespec, error) {
 
 // statFS is dir's file system as an episode begins there: its free space and inodes.
 func statFS(dir string) (fsFree, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	free, inodes, err := freeSpace(dir)
+	if err != nil {
 		return fsFree{}, err
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
 	f := fsFree{dir: dir, last: free, half: free / 2, inodeHalf: -1}
-	if st.Files > 0 { // btrfs and others report none: no inode floor there
-		f.inodeHalf = int64(st.Ffree) / 2
+	if inodes >= 0 {
+		f.inodeHalf = inodes / 2
 	}
 	return f, nil
 }
 
-// freeInodes is the free inodes of dir's file system.
-func freeInodes(dir string) (int64, error) {
+// freeSpace is the free space and free inodes of dir's file system, one statfs for both;
+// inodes is -1 where the file system reports no inode count (btrfs and others).
+func freeSpace(dir string) (bytes, inodes int64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(st.Ffree), nil
-}
-
-func freeBytes(dir string) (int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, err
+	inodes = -1
+	if st.Files > 0 {
+		inodes = int64(st.Ffree)
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	return int64(st.Bavail) * int64(st.Bsize), inodes, nil
 }
 
 // used is the episode's figure by the free space: what the last closer look found and all
@@ -247,7 +243,7 @@ func (g *diskGuard) used() int64 {
 	var n int64
 	for i := range g.fss {
 		f := &g.fss[i]
-		free, err := freeBytes(f.dir)
+		free, inodes, err := freeSpace(f.dir)
 		if err != nil {
 			n += f.acc
 			continue
@@ -258,13 +254,8 @@ func (g *diskGuard) used() int64 {
 		}
 		f.last = free
 		n += f.acc
-		if free < g.fss[i].floor && g.floored == "" {
-			g.floored = g.fss[i].dir
-		}
-		if g.fss[i].inodeFloor > 0 && g.floored == "" {
-			if ino, err := freeInodes(g.fss[i].dir); err == nil && ino < g.fss[i].inodeFloor {
-				g.floored = g.fss[i].dir
-			}
+		if g.floored == "" && (free < f.floor || f.inodeFloor > 0 && inodes < f.inodeFloor) {
+			g.floored = f.dir
 		}
 	}
 	return n
@@ -423,13 +414,12 @@ func (g *diskGuard) watch(cancel context.CancelCauseFunc) (stop func() (note str
 	g.floored = ""
 	for i := range g.fss {
 		f := &g.fss[i]
-		f.floor, f.cmdLost = f.half, 0
-		if free, err := freeBytes(f.dir); err == nil {
+		f.floor, f.inodeFloor, f.cmdLost = f.half, f.inodeHalf, 0
+		if free, inodes, err := freeSpace(f.dir); err == nil {
 			f.floor = min(f.half, free-diskSlack)
-		}
-		f.inodeFloor = f.inodeHalf
-		if ino, err := freeInodes(f.dir); err == nil && f.inodeHalf >= 0 {
-			f.inodeFloor = min(f.inodeHalf, ino-inodeSlack)
+			if f.inodeHalf >= 0 {
+				f.inodeFloor = min(f.inodeHalf, inodes-inodeSlack)
+			}
 		}
 	}
 	g.mu.Unlock()
@@ -513,7 +503,7 @@ func (g *diskGuard) over(limit int64) bool {
 	g.mu.Lock()
 	procs := g.procs
 	g.mu.Unlock()
-	return g.look(procs, u, limit) > limit
+	return g.look(procs, limit) > limit
 }
 
 // look is what the episode's commands added, measured with the command's processes held
@@ -530,7 +520,7 @@ func (g *diskGuard) over(limit int64) bool {
 // writes on a busy disk shrink too: that killed commands that wrote nothing). When a process
 // ran while held (a timer of its own sending it SIGCONT, a wait in the kernel that ended),
 // the hold is tried once more, and then the figure is unmeasurable.
-func (g *diskGuard) look(procs *sandbox.Procs, u, limit int64) int64 {
+func (g *diskGuard) look(procs *sandbox.Procs, limit int64) int64 {
 	if procs == nil {
 		return g.grown(nil) // nothing runs: no hold needed, no reason to quit
 	}
@@ -568,7 +558,6 @@ func (g *diskGuard) writesSince(procs *sandbox.Procs) func() bool {
 	for _, pid := range procs.List() {
 		base[pid], _ = procgroup.WriteBytes(pid) // one that ended meanwhile writes no more
 	}
-	var lost int64
 	before := g.lostSinceStart()
 	return func() bool {
 		for _, pid := range procs.List() {
@@ -580,8 +569,7 @@ func (g *diskGuard) writesSince(procs *sandbox.Procs) func() bool {
 		for pid, w := range last {
 			sum += w - base[pid]
 		}
-		lost = g.lostSinceStart() - before
-		return sum > holdGrowth || lost > holdShrink
+		return sum > holdGrowth || g.lostSinceStart()-before > holdShrink
 	}
 }
 
@@ -606,10 +594,9 @@ func (g *diskGuard) diskNote() string {
 	bad, floored := g.unmeasured, g.floored
 	g.mu.Unlock()
 	if floored != "" {
-		free, _ := freeBytes(floored)
-		ino, _ := freeInodes(floored)
+		free, ino, _ := freeSpace(floored)
 		return fmt.Sprintf("\n[killed: the disk of %s is nearly full (%d MiB and %d inodes free: less than half of the space or of the inodes free when the episode began); remove large files and many small files you made, and end programs that hold removed files open, before going on]",
-			floored, max(free, 0)>>20, ino)
+			floored, max(free, 0)>>20, max(ino, 0))
 	}
 	if bad != "" {
 		return fmt.Sprintf("\n[killed: the disk filled by more than the episode's disk budget of %d MiB (%d MiB now), and what the episode wrote cannot be measured: %s. Make that readable or remove it, and remove large files you made, before going on]",

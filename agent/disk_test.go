@@ -334,7 +334,7 @@ func TestDiskGuardFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, _ := freeBytes(copyDir)
+	free, _, _ := freeSpace(copyDir)
 	g.fss[0].half = free - 32<<20
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := g.watch(cancel)
@@ -457,7 +457,7 @@ func TestDiskGuardInodeFloor(t *testing.T) {
 	if g.fss[0].inodeHalf < 0 {
 		t.Skip("this file system reports no inode count")
 	}
-	ino, _ := freeInodes(copyDir)
+	_, ino, _ := freeSpace(copyDir)
 	g.fss[0].inodeHalf = ino - 3000 // set close, not to use half of the inodes
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := g.watch(cancel)
