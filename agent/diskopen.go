@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -79,7 +80,11 @@ func heldOpen(pids []int, devs map[uint64]bool, quit func() string) (int64, stri
 				note("open file "+dir+"/"+fd.Name(), count(dir+"/"+fd.Name()))
 			}
 		}
-		maps, leaderGone := mapsOf(proc, tasks)
+		maps, leaderGone, err := mapsOf(proc, tasks)
+		if err != nil {
+			note("the mappings of process "+strconv.Itoa(pid), err)
+			continue
+		}
 		note("the mappings of process "+strconv.Itoa(pid), removedMappings(maps, devs, func(start, end uint64, dev, ino uint64) {
 			k := [2]uint64{dev, ino}
 			if seen[k] {
@@ -99,29 +104,25 @@ func heldOpen(pids []int, devs map[uint64]bool, quit func() string) (int64, stri
 	return n, bad
 }
 
-// mapsOf is the maps file that shows proc's mappings: its own, or, when its leader thread
-// has exited (pthread_exit) while others run, which leaves the process's maps empty, a
-// live thread's (found in review: a thread wrote 300 MiB into a removed file it mapped).
-func mapsOf(proc string, tasks []os.DirEntry) (maps string, leaderGone bool) {
-	if b, err := os.ReadFile(proc + "/maps"); err != nil || len(b) > 0 {
-		return proc + "/maps", false
+// mapsOf reads what shows proc's mappings: its maps, or, when its leader thread has exited
+// (pthread_exit) while others run, which leaves the process's maps empty, a live thread's
+// (found in review: a thread wrote 300 MiB into a removed file it mapped).
+func mapsOf(proc string, tasks []os.DirEntry) (maps []byte, leaderGone bool, err error) {
+	if maps, err = os.ReadFile(proc + "/maps"); err != nil || len(maps) > 0 {
+		return maps, false, err
 	}
 	for _, t := range tasks {
 		if b, err := os.ReadFile(proc + "/task/" + t.Name() + "/maps"); err == nil && len(b) > 0 {
-			return proc + "/task/" + t.Name() + "/maps", true
+			return b, true, nil
 		}
 	}
-	return proc + "/maps", false
+	return maps, false, nil
 }
 
-// removedMappings calls f for each mapping of a removed file on devs in a maps file.
-func removedMappings(maps string, devs map[uint64]bool, f func(start, end, dev, ino uint64)) error {
-	file, err := os.Open(maps)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	s := bufio.NewScanner(file)
+// removedMappings calls f for each mapping of a removed file on devs in the text of a maps
+// file.
+func removedMappings(maps []byte, devs map[uint64]bool, f func(start, end, dev, ino uint64)) error {
+	s := bufio.NewScanner(bytes.NewReader(maps))
 	s.Buffer(make([]byte, 0, 64<<10), 1<<20) // a line holds a path: up to PATH_MAX and more
 	for s.Scan() {
 		// start-end perms offset major:minor inode path, " (deleted)" after a removed file's.
