@@ -527,43 +527,29 @@ func takeSpace(t *testing.T, path string, size int64) {
 // in review: on a busy disk, `sleep 4` was killed as unmeasurable). Here the listing of the
 // command's processes, which the hold takes, writes 32 MiB elsewhere in others' place.
 func TestDiskGuardOthersWritesDuringTheHold(t *testing.T) {
-	copyDir, elsewhere := t.TempDir(), t.TempDir()
-	g, err := newDiskGuard(64<<20, []string{copyDir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	stop := g.watch(cancel)
-	wrote := false
-	g.setProcs(sandbox.ListedProcs(func() []int {
-		if !wrote {
-			wrote = true
-			takeSpace(t, filepath.Join(elsewhere, "during"), 32<<20)
-		}
-		return nil
-	}))
-	takeSpace(t, filepath.Join(elsewhere, "before"), 128<<20) // the cheap figure passes the budget
-	time.Sleep(6 * diskPoll)
-	stop()
-	if !wrote {
-		t.Fatal("no look was taken")
-	}
-	if err := context.Cause(ctx); err != nil {
-		t.Errorf("a command that wrote nothing was stopped for others' writes: %v (%s)", err, g.diskNote())
-	}
+	othersWriteDuringALook(t, nil)
 }
 
 // A process of the command that ended just as a look began (listed, its /proc/PID/io gone)
 // wrote nothing more: others' writes during the hold still do not count (found in review:
 // the look fell back to the disk's free space for it, and stopped the command).
 func TestDiskGuardProcessEndedAsTheLookBegan(t *testing.T) {
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	othersWriteDuringALook(t, []int{ended.Process.Pid})
+}
+
+// othersWriteDuringALook has the cheap figure pass a 64 MiB budget by another program's
+// writes, and another 32 MiB written elsewhere while the look holds the command, whose
+// processes are first (at the look's first listing) and then none; the command, which
+// wrote nothing, must go on.
+func othersWriteDuringALook(t *testing.T, first []int) {
+	t.Helper()
 	copyDir, elsewhere := t.TempDir(), t.TempDir()
 	g, err := newDiskGuard(64<<20, []string{copyDir}, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -573,7 +559,7 @@ func TestDiskGuardProcessEndedAsTheLookBegan(t *testing.T) {
 		calls++
 		switch calls {
 		case 1:
-			return []int{ended.Process.Pid} // the look's first listing
+			return first // the look's first listing
 		case 2:
 			takeSpace(t, filepath.Join(elsewhere, "during"), 32<<20) // another program writes
 		}
