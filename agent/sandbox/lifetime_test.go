@@ -188,20 +188,8 @@ func TestHoldOutlastsSiblingsContinuing(t *testing.T) {
 		}
 		spin := `(while :; do kill -CONT -1 2>/dev/null; done) & (while :; do kill -CONT -1 2>/dev/null & wait; done) & `
 		loop := `i=0; while :; do i=$((i+1)); echo $i > a.tmp && mv a.tmp a; done`
-		started := make(chan *Procs, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		result := make(chan error, 1)
-		go func() {
-			_, err := r.Run(ctx, Cmd{Dir: dir, Command: spin + loop, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
-			result <- err
-		}()
-		defer func() { cancel(); <-result }()
-		p := <-started
-		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the loop never counted")
-			}
-		}
+		p := startCommand(t, r, dir, spin+loop)
+		waitCounting(t, count)
 		moved := 0
 		for i := 0; i < 10; i++ {
 			if !p.Hold(func() bool {
@@ -245,20 +233,8 @@ def work():
         os.rename("a.tmp", "a")
 threading.Thread(target=work).start()
 ctypes.CDLL(None).pthread_exit(None)`
-		started := make(chan *Procs, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		result := make(chan error, 1)
-		go func() {
-			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "python3 -c '" + program + "'", Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
-			result <- err
-		}()
-		defer func() { cancel(); <-result }()
-		p := <-started
-		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the thread never counted")
-			}
-		}
+		p := startCommand(t, r, dir, "python3 -c '"+program+"'")
+		waitCounting(t, count)
 		time.Sleep(100 * time.Millisecond) // the leader has exited by now
 		if !p.Hold(func() bool {
 			a := count()
@@ -300,20 +276,8 @@ func TestHoldSeesAWokenProcess(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(dir, "a"))
 			return string(b)
 		}
-		started := make(chan *Procs, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		result := make(chan error, 1)
-		go func() {
-			_, err := r.Run(ctx, Cmd{Dir: dir, Command: "exec python3 -c '" + sigcontTimerPy + "'", Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
-			result <- err
-		}()
-		defer func() { cancel(); <-result }()
-		p := <-started
-		for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the program never counted")
-			}
-		}
+		p := startCommand(t, r, dir, "exec python3 -c '"+sigcontTimerPy+"'")
+		waitCounting(t, count)
 		woken, refused := 0, 0 // holds f saw the process run in; holds that never got it still
 		for i := range 3 {
 			moved, ran := false, false
@@ -348,15 +312,7 @@ func TestHoldLeavesWhatTheCommandStopped(t *testing.T) {
 	eachMode(t, func(t *testing.T, r *Runner) {
 		canKillEscapees(t, r)
 		m, n := marker(), marker()+"1"
-		started := make(chan *Procs, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		result := make(chan error, 1)
-		go func() {
-			_, err := r.Run(ctx, Cmd{Dir: t.TempDir(), Command: "sleep " + m + " & sleep " + n, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
-			result <- err
-		}()
-		defer func() { cancel(); <-result }()
-		p := <-started
+		p := startCommand(t, r, t.TempDir(), "sleep "+m+" & sleep "+n)
 		var stopped, running []int
 		for deadline := time.Now().Add(20 * time.Second); len(stopped) != 1 || len(running) != 1; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -384,4 +340,28 @@ func TestHoldLeavesWhatTheCommandStopped(t *testing.T) {
 			t.Errorf("the sleep that ran is still stopped after the hold")
 		}
 	})
+}
+
+// startCommand runs command in dir through r until the test ends, and returns its processes.
+func startCommand(t *testing.T, r *Runner, dir, command string) *Procs {
+	t.Helper()
+	started := make(chan *Procs, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, Cmd{Dir: dir, Command: command, Timeout: time.Minute, Started: func(p *Procs) { started <- p }})
+		result <- err
+	}()
+	t.Cleanup(func() { cancel(); <-result })
+	return <-started
+}
+
+// waitCounting waits until the command's counter file, read by count, holds something.
+func waitCounting(t *testing.T, count func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); count() == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never counted")
+		}
+	}
 }
