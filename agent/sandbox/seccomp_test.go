@@ -95,13 +95,7 @@ func TestUserNamespacesDenied(t *testing.T) {
 // A file in no folder (O_TMPFILE) cannot be made, and programs fall back: Python's
 // tempfile.TemporaryFile, which tries O_TMPFILE first, still works.
 func TestTmpfileDenied(t *testing.T) {
-	if !seccompSupported() {
-		t.Skip("the syscall filter is x86-64 only")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
-	r := bwrapRunner(t, Options{})
+	r := filteredPythonRunner(t)
 	o := run(t, r, `python3 -c '
 import os, tempfile
 try:
@@ -121,13 +115,7 @@ with tempfile.TemporaryFile() as f:
 // fallocate fails, Python's posix_fallocate (glibc's, which writes instead) makes the file,
 // holes still punch.
 func TestFallocateDenied(t *testing.T) {
-	if !seccompSupported() {
-		t.Skip("the syscall filter is x86-64 only")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
-	r := bwrapRunner(t, Options{})
+	r := filteredPythonRunner(t)
 	o := run(t, r, `fallocate -l 100M big 2>/dev/null && echo ALLOCATED; python3 -c '
 import ctypes, fcntl, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
@@ -151,6 +139,19 @@ else:
 	if o.Stdout != "posix_fallocate 1048576\npunched\n" {
 		t.Errorf("want fallocate refused, posix_fallocate falling back, holes punched: stdout %q stderr %q", o.Stdout, o.Stderr)
 	}
+}
+
+// filteredPythonRunner is a bwrap runner with the syscall filter, for a test whose commands
+// run python3; it skips where there is no filter or no python3.
+func filteredPythonRunner(t *testing.T) *Runner {
+	t.Helper()
+	if !seccompSupported() {
+		t.Skip("the syscall filter is x86-64 only")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	return bwrapRunner(t, Options{})
 }
 
 // The program itself, interpreted: another architecture is killed, x32 calls and the denied
