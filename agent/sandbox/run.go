@@ -210,9 +210,9 @@ const holdPatience = 2 * time.Second
 // them go on after unless f returns true (they are about to be killed: Run's kill comes
 // after Hold returns). It reports false, with them let go, when it could not have them all
 // stopped at once within holdPatience (f is not called then), or when one of them ran while
-// f did (f's figures cannot be trusted then). One not stopped yet can
-// continue the others (kill -CONT -1 in a loop did, in review), so SIGSTOP is sent again to
-// each process /proc does not show stopped, until one pass finds every listed process
+// f did (f's figures cannot be trusted then). One not stopped yet can continue the others
+// (kill -CONT -1 in a loop did, in review), so SIGSTOP is sent again to each process /proc
+// does not show stopped, until one pass finds every listed process
 // stopped and no process it had not seen (a stopped process cannot fork or signal). Each
 // process is signalled through a pidfd, so that a pid reused by another process once the
 // command's had died is never stopped or continued. SIGSTOP cannot be caught or ignored, and
@@ -239,8 +239,9 @@ func (p *Procs) Hold(f func() (keep bool), giveUp func() bool) (held bool) {
 	defer s.close()
 	var before map[int]procgroup.Thread
 	for deadline := time.Now().Add(holdPatience); ; {
-		if s.pass(p.list()) {
-			now := s.switches(p.list())
+		// One listing serves both: with all of it stopped, none can have forked since.
+		if pids := p.list(); s.pass(pids) {
+			now := s.switches(pids)
 			if before != nil && maps.Equal(before, now) {
 				break
 			}
